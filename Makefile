@@ -1,0 +1,59 @@
+# bpfuml — top-level build.  `make` builds everything, `make test` runs the tests.
+#
+# The kernel, libbpf and bpftool come from scripts/build-kernel.sh, which keeps
+# them in a cache outside the repo (keyed by source, patches, config fragments
+# and toolchain) and copies or links the results into build/.  Everything we
+# compile ourselves also lands in build/.  Quiet by default; V=1 shows commands.
+
+KERNEL_PACKAGE ?= linux-source-7.3
+KERNEL_VERSION ?= 7.3.4-1~bpo13+1
+export KERNEL_PACKAGE KERNEL_VERSION KERNEL_SRC KERNEL_DEB BPFUML_CACHE V
+
+B        := build
+CLANG    ?= clang-19
+CC       ?= gcc
+CFLAGS   ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
+# -fms-extensions: 7.3 vmlinux.h embeds tagged structs anonymously, as the kernel does.
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -fms-extensions -Wno-microsoft-anon-tag -I$(B)/include
+GUEST_LDLIBS := $(B)/lib/libbpf.a -lelf -lz -lzstd
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-7s %s\n' $(1) $(2)
+endif
+
+KERNEL_OUTPUTS := $(B)/include/vmlinux.h $(B)/lib/libbpf.a
+TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o
+
+.PHONY: all deps kernel test clean FORCE
+.DELETE_ON_ERROR:
+
+all: kernel $(TEST_OUTPUTS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+# Always asked: the script decides in well under a second that nothing changed.
+kernel $(KERNEL_OUTPUTS) &: FORCE
+	$(Q)scripts/deps.sh
+	$(Q)BUILD_DIR=$(CURDIR)/$(B) scripts/build-kernel.sh
+
+$(B)/tests/%.bpf.o: tests/smoke/%.bpf.c $(KERNEL_OUTPUTS)
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# Guest programs are static: they run as PID 1 in UML with nothing else.
+$(B)/tests/%: tests/smoke/%.c $(KERNEL_OUTPUTS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static -I$(B)/include -o $@ $< $(GUEST_LDLIBS)
+
+test: all
+	$(Q)tests/run.sh $(B)
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,391 @@
+#!/usr/bin/env bash
+# build-kernel.sh — fetch, patch, configure and build the UML kernel, libbpf
+# and bpftool from one tree, cached outside the repo, keyed by what went in.
+#
+# Environment (the Makefile passes these through):
+#   KERNEL_SRC=DIR      build this kernel tree instead of the Debian package
+#   KERNEL_DEB=FILE     use this linux-source-*.deb instead of downloading one
+#   KERNEL_PACKAGE, KERNEL_VERSION   the Debian package and pinned version
+#   BPFUML_CACHE        cache directory (default $XDG_CACHE_HOME/bpfuml)
+#   BUILD_DIR           where the stable artifact links go (default ./build)
+#   V=1                 show commands and the kernel's own build output
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+KERNEL_PACKAGE=${KERNEL_PACKAGE:-linux-source-7.3}
+KERNEL_VERSION=${KERNEL_VERSION:-7.3.4-1~bpo13+1}
+BUILD_DIR=${BUILD_DIR:-$top/build}
+V=${V:-0}
+JOBS=${JOBS:-$(nproc)}
+CLANG=${CLANG:-clang-19}
+LLVM_STRIP=${LLVM_STRIP:-llvm-strip-19}
+KEEP_ARTIFACTS=${KEEP_ARTIFACTS:-4}
+
+if [ -z "${BPFUML_CACHE:-}" ]; then
+	if [ -n "${XDG_CACHE_HOME:-}" ]; then BPFUML_CACHE=$XDG_CACHE_HOME/bpfuml
+	elif [ -n "${HOME:-}" ]; then BPFUML_CACHE=$HOME/.cache/bpfuml
+	else echo "bpfuml: neither HOME nor XDG_CACHE_HOME is set; set BPFUML_CACHE=DIR" >&2; exit 2
+	fi
+fi
+mkdir -p "$BPFUML_CACHE"
+cache=$(cd "$BPFUML_CACHE" && pwd)
+
+say() { printf '  %-7s %s\n' "$1" "$2"; }
+die() { echo "bpfuml: $*" >&2; exit 1; }
+[ "$V" = 1 ] && set -x
+
+# Run a long command quietly into LOG; on failure show the end of the log.
+run_logged() {
+	local log=$1; shift
+	if [ "$V" = 1 ]; then "$@" 2>&1 | tee -a "$log"; return "${PIPESTATUS[0]}"; fi
+	if ! "$@" >>"$log" 2>&1; then
+		echo "---- last lines of $log ----" >&2
+		grep -E 'error|Error|ERROR' "$log" | tail -n 15 >&2 || true
+		tail -n 25 "$log" >&2
+		return 1
+	fi
+}
+
+git_tree() { git -C "$tree" -c user.name=bpfuml -c user.email=bpfuml@localhost "$@"; }
+
+# ---------------------------------------------------------------------------
+# Source: a git repository per source "slot", whose ref bpfuml-pristine is the
+# unpatched source.  Patched trees are commits on top of it, so switching patch
+# sets rewrites only the files that differ and the kernel rebuilds incrementally.
+
+debian_mirror() {
+	if [ -n "${DEBIAN_MIRROR:-}" ]; then echo "$DEBIAN_MIRROR"; return; fi
+	local m
+	m=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+	[ -n "$m" ] || m=$(awk '/^deb / && $0 ~ /debian/ && $0 !~ /security/ {for (i=2;i<=NF;i++) if ($i ~ /^http/) {print $i; exit}}' /etc/apt/sources.list 2>/dev/null || true)
+	echo "${m:-http://deb.debian.org/debian}"
+}
+
+# apt with its own sources list, state and cache under the cache dir: the
+# system's sources and package state are never read or changed.
+private_apt() {
+	local tool=$1; shift
+	local d=$cache/apt
+	"$tool" -q -o Dir::Etc::SourceList="$d/etc/sources.list" \
+		-o Dir::Etc::SourceParts="$d/etc/sources.list.d" \
+		-o Dir::Etc::PreferencesParts="$d/etc/preferences.d" \
+		-o Dir::Etc::Preferences="$d/etc/preferences" \
+		-o Dir::State="$d/state" -o Dir::State::status="$d/state/status" \
+		-o Dir::Cache="$d/cache" -o APT::Sandbox::User="$(id -un)" \
+		-o Debug::NoLocking=1 "$@"
+}
+
+fetch_deb() {
+	local d=$cache/apt deb
+	deb=$cache/debs/${KERNEL_PACKAGE}_${KERNEL_VERSION}_all.deb
+	if [ -f "$deb" ]; then echo "$deb"; return; fi
+	# A pinned version that has left the archive was replaced once before.
+	if [ -f "$deb.replaced-by" ] && [ -f "$(cat "$deb.replaced-by")" ]; then cat "$deb.replaced-by"; return; fi
+	mkdir -p "$d"/etc/sources.list.d "$d"/etc/preferences.d "$d"/state/lists/partial \
+		"$d"/cache/archives/partial "$cache/debs"
+	touch "$d/state/status" "$d/etc/preferences"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) trixie-backports main" \
+		>"$d/etc/sources.list"
+	say FETCH "$KERNEL_PACKAGE=$KERNEL_VERSION from trixie-backports (private apt state in $d, ~170 MB)" >&2
+	private_apt apt-get update >"$cache/apt/update.log" 2>&1 ||
+		die "apt-get update of the private trixie-backports list failed (log: $cache/apt/update.log); offline? use KERNEL_DEB=/path/to/${KERNEL_PACKAGE}_*.deb"
+	local version=$KERNEL_VERSION available
+	available=$(private_apt apt-cache madison "$KERNEL_PACKAGE" | awk -F'|' '{gsub(/ /,"",$2); print $2}')
+	[ -n "$available" ] || die "$KERNEL_PACKAGE is not in trixie-backports; use KERNEL_DEB= or KERNEL_SRC="
+	if ! grep -qxF "$KERNEL_VERSION" <<<"$available"; then
+		version=$(head -n1 <<<"$available")
+		echo "bpfuml: warning: $KERNEL_PACKAGE $KERNEL_VERSION is gone from trixie-backports;" \
+			"using $version (set KERNEL_VERSION in the Makefile to pin it)" >&2
+	fi
+	(cd "$cache/debs" && private_apt apt-get download "$KERNEL_PACKAGE=$version" >"$cache/apt/download.log" 2>&1) ||
+		die "downloading $KERNEL_PACKAGE=$version failed (log: $cache/apt/download.log)"
+	local got=$cache/debs/${KERNEL_PACKAGE}_${version}_all.deb
+	[ -f "$got" ] || die "apt-get download did not produce $got (log: $cache/apt/download.log)"
+	[ "$version" = "$KERNEL_VERSION" ] || echo "$got" >"$deb.replaced-by"
+	echo "$got"
+}
+
+# Import a plain directory into the slot's git repo as the pristine source.
+commit_pristine() {
+	local message=$1
+	git_tree add -Af . >/dev/null
+	if ! git_tree rev-parse -q --verify bpfuml-pristine >/dev/null ||
+		[ "$(git_tree write-tree)" != "$(git_tree rev-parse 'bpfuml-pristine^{tree}')" ]; then
+		git_tree commit -q --allow-empty -m "$message" --no-verify
+		git_tree tag -f bpfuml-pristine >/dev/null
+	fi
+}
+
+init_slot_repo() {
+	mkdir -p "$tree"
+	[ -d "$tree/.git" ] && return
+	git init -q "$tree"
+	git_tree config core.looseCompression 1
+	git_tree config gc.auto 0
+}
+
+prepare_source() {
+	if [ -n "${KERNEL_SRC:-}" ]; then
+		local src
+		src=$(cd "$KERNEL_SRC" 2>/dev/null && pwd) || die "KERNEL_SRC=$KERNEL_SRC is not a directory"
+		[ -f "$src/Makefile" ] && [ -d "$src/kernel/bpf" ] || die "KERNEL_SRC=$src does not look like a kernel tree"
+		slot=src-$(printf '%s' "$src" | sha256sum | cut -c1-12)
+		tree=$cache/trees/$slot/linux
+		init_slot_repo
+		# Copy what git would track: the tree's .gitignore files keep build
+		# output out.  Timestamps are kept, so edited files rebuild.
+		say IMPORT "$src (rsync into the cache)"
+		rsync -a --delete --exclude=/.git --filter=':- .gitignore' "$src/" "$tree/"
+		commit_pristine "pristine: $src $(git -C "$src" describe --always --dirty 2>/dev/null || true)"
+		source_desc="tree $src ($(git -C "$src" describe --always --dirty 2>/dev/null || echo 'not a git tree'))"
+	else
+		local deb version
+		if [ -n "${KERNEL_DEB:-}" ]; then
+			[ -f "$KERNEL_DEB" ] || die "KERNEL_DEB=$KERNEL_DEB: no such file"
+			deb=$(cd "$(dirname "$KERNEL_DEB")" && pwd)/$(basename "$KERNEL_DEB")
+		else
+			deb=$(fetch_deb)
+		fi
+		version=$(dpkg-deb -f "$deb" Version) || die "$deb is not a Debian package"
+		local package
+		package=$(dpkg-deb -f "$deb" Package)
+		slot=deb-$package-$version
+		tree=$cache/trees/$slot/linux
+		if ! git -C "$tree" rev-parse -q --verify bpfuml-pristine >/dev/null 2>&1; then
+			say EXTRACT "$(basename "$deb") (~30 s, once)"
+			rm -rf "$tree"
+			init_slot_repo
+			dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' |
+				tar -xJ -C "$tree" --strip-components=1
+			commit_pristine "pristine: $package $version"
+		fi
+		source_desc="$package $version"
+	fi
+	pristine=$(git_tree rev-parse 'bpfuml-pristine^{tree}')
+}
+
+# ---------------------------------------------------------------------------
+# Patches: applied to a scratch index first, so a patch that fails leaves the
+# work tree untouched; then the work tree is moved to the result.
+
+series_patches() {
+	local series=$top/kernel-patches/series
+	[ -f "$series" ] || return 0
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$series" | grep -v '^$' || true
+}
+
+show_rejected_hunks() {
+	local patch=$1 index=$2 scratch files
+	scratch=$(mktemp -d)
+	mapfile -t files < <(git apply --numstat "$patch" 2>/dev/null | cut -f3)
+	GIT_INDEX_FILE=$index git -C "$tree" checkout-index --prefix="$scratch/" -- "${files[@]}" 2>/dev/null || true
+	(cd "$scratch" && git apply --reject --verbose "$patch" 2>&1 | grep -E 'Rejected|Applied|error' || true) >&2
+	find "$scratch" -name '*.rej' -print0 | while IFS= read -r -d '' rej; do
+		echo "---- rejected: ${rej#"$scratch"/} ----" >&2
+		cat "$rej" >&2
+	done
+	rm -rf "$scratch"
+}
+
+apply_patches() {
+	local index name patch applied=0
+	index=$(mktemp)
+	GIT_INDEX_FILE=$index git_tree read-tree bpfuml-pristine
+	while read -r name; do
+		patch=$top/kernel-patches/$name
+		[ -f "$patch" ] || { rm -f "$index"; die "kernel-patches/series lists $name, but kernel-patches/$name does not exist"; }
+		if ! GIT_INDEX_FILE=$index git_tree apply --cached --whitespace=nowarn "$patch" 2>"$index.err"; then
+			echo "bpfuml: kernel-patches/$name does not apply to $source_desc:" >&2
+			cat "$index.err" >&2
+			show_rejected_hunks "$patch" "$index"
+			rm -f "$index" "$index.err"
+			exit 1
+		fi
+		applied=$((applied + 1))
+	done < <(series_patches)
+	local patched commit
+	patched=$(GIT_INDEX_FILE=$index git_tree write-tree)
+	rm -f "$index" "$index.err"
+	if [ "$(git_tree rev-parse -q --verify 'HEAD^{tree}' 2>/dev/null)" != "$patched" ]; then
+		commit=$(git_tree commit-tree "$patched" -p bpfuml-pristine -m "bpfuml: $applied patch(es) from kernel-patches/series")
+		git_tree checkout -q -f --detach "$commit"
+	fi
+	say PATCH "$applied patch(es) from kernel-patches/series applied"
+}
+
+# ---------------------------------------------------------------------------
+# Config: defconfig + the selftests' config + uml-config/*.config, checked.
+
+fragments=()
+collect_fragments() {
+	local f
+	for f in "$top"/uml-config/*.config; do
+		[ -e "$f" ] && fragments+=("$f")
+	done
+}
+
+configure() {
+	local old=$out/.config.previous
+	[ -f "$out/.config" ] && cp -p "$out/.config" "$old"
+	say CONFIG "ARCH=um defconfig + tools/testing/selftests/bpf/config + uml-config/*.config"
+	run_logged "$log" make -C "$tree" ARCH=um O="$out" defconfig
+	run_logged "$log" "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+		"$tree/tools/testing/selftests/bpf/config" "${fragments[@]}"
+	run_logged "$log" make -C "$tree" ARCH=um O="$out" olddefconfig
+	# An unchanged config keeps its timestamp, so make has nothing to redo.
+	if [ -f "$old" ] && cmp -s "$old" "$out/.config"; then touch -r "$old" "$out/.config"; fi
+	rm -f "$old"
+
+	local labels=() strict=() f
+	labels+=("tools/testing/selftests/bpf/config=$tree/tools/testing/selftests/bpf/config")
+	for f in "${fragments[@]}"; do
+		labels+=("uml-config/$(basename "$f")=$f")
+		strict+=("uml-config/$(basename "$f")")
+	done
+	if ! python3 "$top/scripts/check-config.py" "$tree" "$out/.config" "${strict[@]}" -- "${labels[@]}" \
+		>"$out/config-report.txt"; then
+		cat "$out/config-report.txt" >&2
+		die "an option that uml-config/ asks for is not in the final .config (reasons above)"
+	fi
+	local dropped
+	dropped=$(awk '/^tools\/testing\/selftests\/bpf\/config:/ {print $2}' "$out/config-report.txt")
+	[ -n "$dropped" ] && say CONFIG "$dropped option(s) of the selftests' config cannot be carried by UML (build/kernel/config-report.txt)"
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+
+build_all() {
+	if [ -x "$out/linux" ]; then say KERNEL "rebuilding incrementally (log: $log)"
+	else say KERNEL "building UML linux with BTF (first build ~6 min on 2 cores; log: $log)"; fi
+	local kv=()
+	[ "$V" = 1 ] && kv=(V=1)
+	run_logged "$log" make -C "$tree" ARCH=um O="$out" -j"$JOBS" "${kv[@]}" all ||
+		die "kernel build failed (full log: $log)"
+
+	say LIBBPF "static libbpf from the same tree"
+	mkdir -p "$out/libbpf"
+	run_logged "$log" make -C "$tree/tools/lib/bpf" OUTPUT="$out/libbpf/" -j"$JOBS" "$out/libbpf/libbpf.a" ||
+		die "libbpf build failed (full log: $log)"
+
+	say BPFTOOL "bpftool from the same tree (~1 min the first time)"
+	mkdir -p "$out/bpftool"
+	run_logged "$log" make -C "$tree/tools/bpf/bpftool" OUTPUT="$out/bpftool/" -j"$JOBS" \
+		VMLINUX_BTF="$out/vmlinux" CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP" SKIP_LLVM=1 SKIP_LIBBFD=1 ||
+		die "bpftool build failed (full log: $log)"
+}
+
+install_artifacts() {
+	local staging=$art.tmp
+	rm -rf "$staging"
+	mkdir -p "$staging"/{kernel,include,lib,bin}
+	# Debug info is dropped from the booted binary (it only slows loading);
+	# .BTF is an allocated section and stays.  The full vmlinux remains in
+	# the build directory named in the manifest.
+	strip --strip-debug -o "$staging/kernel/linux" "$out/linux"
+	cp "$out/.config" "$staging/kernel/config"
+	cp "$out/config-report.txt" "$staging/kernel/config-report.txt"
+	cp "$out/bpftool/bpftool" "$staging/bin/bpftool"
+	cp "$out/libbpf/libbpf.a" "$staging/lib/libbpf.a"
+	run_logged "$log" make -C "$tree/tools/lib/bpf" OUTPUT="$out/libbpf/" DESTDIR="$staging" prefix= install_headers ||
+		die "installing libbpf headers failed (full log: $log)"
+	# The tree's BPF UAPI headers: the system's <linux/bpf.h> is older and
+	# lacks e.g. BPF_MAP_TYPE_RHASH.  Only these, so that glibc's own
+	# headers keep their matching <linux/*.h>.
+	mkdir -p "$staging/include/linux"
+	for h in bpf.h bpf_common.h btf.h if_link.h if_xdp.h netdev.h; do
+		cp "$tree/tools/include/uapi/linux/$h" "$staging/include/linux/$h"
+	done
+	"$staging/bin/bpftool" btf dump file "$staging/kernel/linux" format c >"$staging/include/vmlinux.h" ||
+		die "generating vmlinux.h from the UML kernel's BTF failed"
+	cat >"$staging/manifest" <<-EOF
+	key: $key
+	source: $source_desc
+	source-tree: $pristine
+	patched-tree: $(git_tree rev-parse 'HEAD^{tree}')
+	patches: $(series_patches | tr '\n' ' ')
+	config-fragments: $(for f in "${fragments[@]}"; do printf '%s ' "uml-config/$(basename "$f")"; done)
+	toolchain: $(toolchain_id | tr '\n' ';')
+	build-dir: $out
+	built: $(date -u +%Y-%m-%dT%H:%M:%SZ)
+	EOF
+	rm -rf "$art"
+	mv "$staging" "$art"
+	touch "$art/.complete"
+}
+
+# Stable paths under build/.  Files that our own objects are compiled against
+# are copied (fresh timestamps whenever the key changes, so make rebuilds what
+# depends on them, even when switching back to an older cached key); the
+# kernel directory is a link.
+link_build_dir() {
+	mkdir -p "$BUILD_DIR/bin" "$BUILD_DIR/include" "$BUILD_DIR/lib"
+	ln -sfn "$art/kernel" "$BUILD_DIR/kernel"
+	if [ "$(cat "$BUILD_DIR/.kernel-key" 2>/dev/null)" != "$key" ]; then
+		rm -rf "$BUILD_DIR/include/bpf" "$BUILD_DIR/include/linux"
+		cp -r "$art/include/bpf" "$art/include/linux" "$BUILD_DIR/include/"
+		cp "$art/include/vmlinux.h" "$BUILD_DIR/include/vmlinux.h"
+		cp "$art/lib/libbpf.a" "$BUILD_DIR/lib/libbpf.a"
+		cp "$art/bin/bpftool" "$BUILD_DIR/bin/bpftool"
+		cp "$art/manifest" "$BUILD_DIR/manifest"
+		echo "$key" >"$BUILD_DIR/.kernel-key"
+	fi
+	touch "$art/.complete"
+}
+
+prune_artifacts() {
+	local old
+	old=$(ls -1dt "$cache"/artifacts/*/.complete 2>/dev/null | tail -n +$((KEEP_ARTIFACTS + 1)) || true)
+	for f in $old; do rm -rf "$(dirname "$f")"; done
+}
+
+toolchain_id() {
+	gcc -dumpfullversion
+	ld --version | head -n1
+	pahole --version
+	"$CLANG" --version | head -n1
+}
+
+compute_key() {
+	{
+		echo "source $pristine"
+		series_patches | while read -r name; do
+			echo "patch $name"; cat "$top/kernel-patches/$name" 2>/dev/null || echo missing
+		done
+		for f in "${fragments[@]}"; do echo "fragment $(basename "$f")"; cat "$f"; done
+		toolchain_id
+		cat "$top/scripts/build-kernel.sh" "$top/scripts/check-config.py"
+	} | sha256sum | cut -c1-16
+}
+
+main() {
+	mkdir -p "$cache/trees" "$cache/artifacts"
+	exec 9>"$cache/lock"
+	if ! flock -n 9; then
+		say WAIT "another bpfuml build holds $cache/lock"
+		flock 9
+	fi
+	prepare_source
+	collect_fragments
+	key=$(compute_key)
+	art=$cache/artifacts/$key
+	if [ -f "$art/.complete" ]; then
+		link_build_dir
+		[ "$V" = 1 ] && say CACHED "$art"
+		exit 0
+	fi
+	out=$cache/trees/$slot/build
+	log=$out/build.log
+	mkdir -p "$out"
+	: >"$log"
+	say SOURCE "$source_desc (cache: $cache/trees/$slot)"
+	apply_patches
+	configure
+	build_all
+	install_artifacts
+	link_build_dir
+	prune_artifacts
+	say DONE "artifacts in $art, linked from $BUILD_DIR"
+}
+
+main "$@"; exit $?

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# deps.sh — make sure the Debian packages bpfuml builds with are installed.
+#
+# Only bookworm's own suites are used (the system's apt sources are never
+# touched).  As root, missing packages are installed; otherwise the exact
+# apt-get line is printed and we exit 2.
+set -euo pipefail
+
+packages=(
+	build-essential bc bison flex perl python3 git rsync cpio pkg-config
+	xz-utils binutils dwarves
+	libelf-dev zlib1g-dev libzstd-dev libcap-dev libssl-dev
+	clang-19 llvm-19
+	libjson-c-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	[[ $status == ii* ]] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+line="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+	echo "bpfuml: missing Debian packages: ${missing[*]}" >&2
+	echo "bpfuml: install them as root with:" >&2
+	echo "    apt-get update && $line" >&2
+	exit 2
+fi
+
+echo "  DEPS    installing ${missing[*]} (from the system's bookworm sources)"
+log=$(mktemp /tmp/bpfuml-deps.XXXXXX.log)
+if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive $line; } >"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	echo "bpfuml: installing packages failed (full log: $log); try: apt-get update && $line" >&2
+	exit 2
+fi
+rm -f "$log"

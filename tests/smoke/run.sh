@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# run.sh — boot the built UML with rhash_smoke as init and check its verdict.
+# usage: tests/smoke/run.sh BUILD_DIR
+set -euo pipefail
+
+build=$(cd "${1:-build}" && pwd)
+linux=$build/kernel/linux
+guest=$build/tests/rhash_smoke
+object=$build/tests/rhash_smoke.bpf.o
+for f in "$linux" "$guest" "$object"; do
+	[ -e "$f" ] || { echo "smoke: $f is missing; run make first" >&2; exit 2; }
+done
+
+# /dev/shm: UML's memory file lives in TMPDIR and wants tmpfs.
+shm=/dev/shm; [ -d "$shm" ] && [ -w "$shm" ] || shm=${TMPDIR:-/tmp}
+run=$(mktemp -d "$shm/bpfuml-smoke.XXXXXX")
+umid=bpfuml-smoke-$$
+cleanup() {
+	# A UML that is still alive is killed with its whole process group.
+	[ -n "${uml_pid:-}" ] && kill -KILL -- "-$uml_pid" 2>/dev/null || true
+	rm -rf "$run"
+}
+trap cleanup EXIT
+
+# UML keeps its memory file in TMPDIR and its instance dir in uml_dir.
+start=$(date +%s%N)
+setsid env TMPDIR="$run" "$linux" mem=128M umid="$umid" uml_dir="$run" \
+	root=/dev/root rootfstype=hostfs rootflags=/ ro \
+	con=null con0=null,fd:1 panic=-1 quiet \
+	init="$guest" -- "$object" "$run" </dev/null >"$run/console.log" 2>&1 &
+uml_pid=$!
+# The watchdog kills the whole UML session if it outlives 60 s.
+( trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+  sleep 60 & nap=$!; wait "$nap"; kill -KILL -- "-$uml_pid" 2>/dev/null ) &
+watchdog=$!
+wait "$uml_pid" || true
+if ! kill "$watchdog" 2>/dev/null; then
+	echo "smoke: UML did not power off within 60 s; killed" >&2
+	tail -n 30 "$run/console.log" >&2
+	exit 1
+fi
+uml_pid=
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+
+if [ ! -s "$run/result" ]; then
+	echo "smoke: the guest wrote no result; console:" >&2
+	tail -n 30 "$run/console.log" >&2
+	exit 1
+fi
+sed 's/^/smoke: /' "$run/result"
+if grep -q '^PASS' "$run/result"; then
+	echo "smoke: UML booted, ran and powered off in $ms ms"
+	exit 0
+fi
+sed 's/^/  console: /' "$run/console.log" | tail -n 30 >&2
+exit 1
