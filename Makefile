@@ -26,12 +26,22 @@ msg = @printf '  %-7s %s\n' $(1) $(2)
 endif
 
 KERNEL_OUTPUTS := $(B)/include/vmlinux.h $(B)/lib/libbpf.a
-TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o
+TEST_PROGS     := $(filter-out %/compile_error.bpf.c,$(wildcard tests/progs/*.bpf.c))
+TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o \
+		  $(patsubst tests/progs/%.bpf.c,$(B)/tests/progs/%.bpf.o,$(TEST_PROGS))
+
+# The host-side harness and the guest agent (static: it is PID 1 in UML).
+HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c \
+		input.c paths.c diag.c diag_render.c
+AGENT_SRCS   := agent/agent.c agent/agent_bpf.c
+HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
+AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
+HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
 
 .PHONY: all deps kernel test clean FORCE
 .DELETE_ON_ERROR:
 
-all: kernel $(TEST_OUTPUTS)
+all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -46,11 +56,32 @@ $(B)/tests/%.bpf.o: tests/smoke/%.bpf.c $(KERNEL_OUTPUTS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(B)/tests/progs/%.bpf.o: tests/progs/%.bpf.c $(KERNEL_OUTPUTS)
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
 # Guest programs are static: they run as PID 1 in UML with nothing else.
 $(B)/tests/%: tests/smoke/%.c $(KERNEL_OUTPUTS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static -I$(B)/include -o $@ $< $(GUEST_LDLIBS)
+
+# Harness objects see the tree's UAPI and libbpf headers (build/include).
+$(B)/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Iharness -I$(B)/include -c $< -o $@
+
+$(B)/bin/bpfuml: $(HARNESS_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c
+
+$(B)/bin/bpfuml-agent: $(AGENT_OBJS) $(B)/lib/libbpf.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $(AGENT_OBJS) $(B)/lib/libbpf.a -ljson-c -lelf -lz -lzstd
+
+-include $(HARNESS_OBJS:.o=.d) $(AGENT_OBJS:.o=.d)
 
 test: all
 	$(Q)tests/run.sh $(B)

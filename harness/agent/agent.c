@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/* agent.c — the guest agent's start and end: mount what BPF needs, read the
+ * job, dispatch it, write the result, power off.
+ *
+ * Started by the kernel as init, with the host's run directory as argv[1].
+ * Nothing it says goes to the console: the host scans the console for kernel
+ * trouble only, and a verifier log quoting "BUG:" must not look like one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+static long long wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void power_off(void)
+{
+	sync();
+	reboot(RB_POWER_OFF);
+	/* Only reached if reboot() failed; an exiting init panics, which the
+	 * host reports as an infrastructure failure. */
+	_exit(1);
+}
+
+/* Mount failures of optional file systems are tolerated: a job that needs one
+ * fails on its own with a clearer error. */
+static int mount_fs(const char *source, const char *target, const char *type,
+		    unsigned long flags, const char *data)
+{
+	mkdir(target, 0755);
+	if (mount(source, target, type, flags, data) && errno != EBUSY)
+		return -errno;
+	return 0;
+}
+
+static int setup_mounts(const char *host_run_dir)
+{
+	int err;
+
+	err = mount_fs("proc", "/proc", "proc", 0, NULL);
+	err = err ?: mount_fs("sysfs", "/sys", "sysfs", 0, NULL);
+	/* The root is the host's / read-only: scratch space is a tmpfs, and
+	 * the run directory is the only host path the guest can write. */
+	err = err ?: mount_fs("tmpfs", "/tmp", "tmpfs", 0, "mode=1777");
+	err = err ?: mount_fs("none", AGENT_RUN_DIR, "hostfs", 0, host_run_dir);
+	if (err)
+		return err;
+	mount_fs("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
+	mount_fs("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	mount_fs("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	mount_fs("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
+	return 0;
+}
+
+int agent_write_file(const char *name, const void *buf, size_t len)
+{
+	char path[512], tmp[520];
+	const char *p = buf;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", AGENT_RUN_DIR, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		p += n;
+		len -= n;
+	}
+	/* hostfs caches pages in the guest: fsync pushes them to the host. */
+	if (!err && fsync(fd))
+		err = -errno;
+	close(fd);
+	/* The rename makes a file appear complete or not at all. */
+	if (!err && rename(tmp, path))
+		err = -errno;
+	return err;
+}
+
+int agent_read_file(const char *name, void **buf, size_t *len)
+{
+	char path[512];
+	struct stat st;
+	char *data;
+	size_t done = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", AGENT_RUN_DIR, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	data = malloc(st.st_size + 1);
+	if (!data) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, data + done, st.st_size - done);
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		done += n;
+	}
+	data[done] = '\0';
+	*buf = data;
+	*len = done;
+out:
+	close(fd);
+	return err;
+}
+
+/* Test-only faults, so that the host's handling of a dying or silent guest
+ * can be tested for real. */
+static void inject_fault(const char *fault)
+{
+	if (!strcmp(fault, "panic")) {
+		int fd = open("/proc/sysrq-trigger", O_WRONLY);
+
+		if (fd >= 0)
+			write(fd, "c", 1);
+		/* Without sysrq, an exiting init panics just as well. */
+		_exit(1);
+	}
+	if (!strcmp(fault, "hang"))
+		for (;;)
+			pause();
+}
+
+static void write_result(json_object *result)
+{
+	const char *text = json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN);
+
+	agent_write_file("result.json", text, strlen(text));
+}
+
+int main(int argc, char **argv)
+{
+	json_object *job = NULL, *result, *value;
+	long long start_ns = wall_ns();
+	const char *command, *fault;
+	size_t len;
+	void *text;
+	int err, null_fd;
+
+	if (argc < 2)
+		power_off();
+	/* Our own diagnostics go nowhere near the console (see above). */
+	null_fd = open("/dev/null", O_RDWR);
+	if (null_fd >= 0) {
+		dup2(null_fd, 1);
+		dup2(null_fd, 2);
+	}
+	if (setup_mounts(argv[1]))
+		power_off();	/* no result: the host says the guest did not answer */
+
+	result = json_object_new_object();
+	json_object_object_add(result, "agent_start_ns", json_object_new_int64(start_ns));
+	err = agent_read_file("job.json", &text, &len);
+	if (!err) {
+		job = json_tokener_parse(text);
+		free(text);
+	}
+	if (!job || !json_object_object_get_ex(job, "command", &value)) {
+		json_object_object_add(result, "error",
+				       json_object_new_string("job.json is missing or malformed"));
+		goto done;
+	}
+	command = json_object_get_string(value);
+	if (json_object_object_get_ex(job, "test_fault", &value) &&
+	    (fault = json_object_get_string(value)))
+		inject_fault(fault);
+
+	if (!strcmp(command, "verify"))
+		err = agent_verify(job, result);
+	else if (!strcmp(command, "run"))
+		err = agent_run(job, result);
+	else
+		json_object_object_add(result, "error", json_object_new_string("unknown command"));
+done:
+	json_object_object_add(result, "job_end_ns", json_object_new_int64(wall_ns()));
+	write_result(result);
+	json_object_put(result);
+	json_object_put(job);
+	power_off();
+	return 0;
+}

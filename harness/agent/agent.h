@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* agent.h — the guest agent: PID 1 inside the bpfuml guest.
+ *
+ * It reads job.json from the run directory (the host's per-run directory,
+ * mounted at AGENT_RUN_DIR), does the job with libbpf, and writes result.json
+ * and any large outputs (verifier logs, data_out) as files beside it.
+ */
+#ifndef BPFUML_AGENT_H
+#define BPFUML_AGENT_H
+
+#include <json-c/json.h>
+
+/* Where the host's run directory appears inside the guest. */
+#define AGENT_RUN_DIR "/tmp/run"
+
+/* Smallest and largest verifier log buffer per program; the buffer doubles
+ * on ENOSPC instead of letting the kernel truncate the log. */
+#define AGENT_LOG_MIN (1u << 20)
+#define AGENT_LOG_MAX (1u << 30)
+
+/* Each job fills RESULT and returns 0, or a negative errno when it could not
+ * be done at all (the reason is then in RESULT's "error"). */
+int agent_verify(json_object *job, json_object *result);
+int agent_run(json_object *job, json_object *result);
+
+/* Write BUF to AGENT_RUN_DIR/NAME (through fsync, so the host sees it). */
+int agent_write_file(const char *name, const void *buf, size_t len);
+/* Read AGENT_RUN_DIR/NAME into a malloc'ed buffer. */
+int agent_read_file(const char *name, void **buf, size_t *len);
+
+#endif

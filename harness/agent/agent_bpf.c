@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0
+/* agent_bpf.c — the guest agent's BPF work: load programs and collect the
+ * verifier's verdicts and logs (verify), and BPF_PROG_TEST_RUN (run).
+ *
+ * Verdicts come from the kernel through libbpf; nothing here interprets the
+ * verifier log (the host parses it).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+
+/* ---- libbpf's own messages, captured per load attempt ----------------- */
+
+static char *libbpf_messages;
+static size_t libbpf_messages_len;
+
+static int capture_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	size_t n;
+	char *grown;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	/* Verifier logs are collected through log buffers, not here. */
+	if (strstr(line, "-- BEGIN PROG LOAD LOG --") || strstr(line, "-- END PROG LOAD LOG --"))
+		return 0;
+	grown = realloc(libbpf_messages, libbpf_messages_len + n + 1);
+	if (!grown)
+		return 0;
+	libbpf_messages = grown;
+	memcpy(libbpf_messages + libbpf_messages_len, line, n + 1);
+	libbpf_messages_len += n;
+	return 0;
+}
+
+static void reset_libbpf_messages(void)
+{
+	free(libbpf_messages);
+	libbpf_messages = NULL;
+	libbpf_messages_len = 0;
+}
+
+static const char *json_string_member(json_object *obj, const char *key)
+{
+	json_object *value;
+
+	if (!json_object_object_get_ex(obj, key, &value) || json_object_is_type(value, json_type_null))
+		return NULL;
+	return json_object_get_string(value);
+}
+
+static int json_int_member(json_object *obj, const char *key, int fallback)
+{
+	json_object *value;
+
+	if (!json_object_object_get_ex(obj, key, &value) || json_object_is_type(value, json_type_null))
+		return fallback;
+	return json_object_get_int(value);
+}
+
+static void set_error(json_object *result, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	json_object_object_add(result, "error", json_object_new_string(text));
+}
+
+static struct bpf_object *open_object(const char *path, json_object *result)
+{
+	char guest_path[512];
+	struct bpf_object *obj;
+
+	snprintf(guest_path, sizeof(guest_path), "%s/%s", AGENT_RUN_DIR, path);
+	obj = bpf_object__open_file(guest_path, NULL);
+	if (!obj)
+		set_error(result, "libbpf could not open the object: %s%s%s", strerror(errno),
+			  libbpf_messages ? "\n" : "", libbpf_messages ?: "");
+	return obj;
+}
+
+/* ---- verify ------------------------------------------------------------- */
+
+struct prog_outcome {
+	char name[128];
+	char section[128];
+	enum bpf_prog_type type;
+	int err;		/* 0 accepted, else the negative errno of the load */
+	char *log;		/* verifier log, NUL-terminated */
+	size_t log_buffer;	/* size of the buffer the log was collected in */
+	char *messages;		/* libbpf's warnings during the load */
+	const char *load;	/* "together" or "alone" */
+};
+
+static bool name_selected(json_object *wanted, const char *name)
+{
+	size_t i;
+
+	if (!wanted)
+		return true;
+	for (i = 0; i < json_object_array_length(wanted); i++)
+		if (!strcmp(json_object_get_string(json_object_array_get_idx(wanted, i)), name))
+			return true;
+	return false;
+}
+
+static void take_messages(struct prog_outcome *out)
+{
+	out->messages = libbpf_messages;
+	libbpf_messages = NULL;
+	libbpf_messages_len = 0;
+}
+
+/* Load every selected program in one bpf_object__load(), as libbpf would.
+ * Returns 0 if all were accepted; any error means the caller judges each
+ * program on its own. */
+static int load_together(const char *path, json_object *wanted, struct prog_outcome *outs,
+			 int nr_progs, int log_level, json_object *result)
+{
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	char **bufs;
+	int i = 0, err;
+
+	reset_libbpf_messages();
+	obj = open_object(path, result);
+	if (!obj)
+		return -errno;
+	bufs = calloc(nr_progs, sizeof(*bufs));
+	if (!bufs) {
+		bpf_object__close(obj);
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(prog, obj) {
+		bool selected = name_selected(wanted, bpf_program__name(prog));
+
+		if (!selected) {
+			bpf_program__set_autoload(prog, false);
+			continue;
+		}
+		bufs[i] = calloc(1, AGENT_LOG_MIN);
+		if (!bufs[i]) {
+			err = -ENOMEM;
+			goto out;
+		}
+		bpf_program__set_log_buf(prog, bufs[i], AGENT_LOG_MIN);
+		bpf_program__set_log_level(prog, log_level);
+		i++;
+	}
+	err = bpf_object__load(obj);
+	if (err)
+		goto out;
+	i = 0;
+	bpf_object__for_each_program(prog, obj) {
+		if (!name_selected(wanted, bpf_program__name(prog)))
+			continue;
+		outs[i].err = 0;
+		outs[i].log = bufs[i];
+		outs[i].log_buffer = AGENT_LOG_MIN;
+		outs[i].load = "together";
+		bufs[i] = NULL;
+		i++;
+	}
+	take_messages(&outs[0]);
+out:
+	for (i = 0; i < nr_progs; i++)
+		free(bufs[i]);
+	free(bufs);
+	bpf_object__close(obj);
+	return err;
+}
+
+/* Load one program on its own (the object's maps with it), growing the log
+ * buffer whenever the kernel says the log did not fit. */
+static int load_alone(const char *path, const char *name, int log_level,
+		      struct prog_outcome *out, json_object *result)
+{
+	size_t size = AGENT_LOG_MIN;
+
+	for (;;) {
+		struct bpf_object *obj;
+		struct bpf_program *prog, *p;
+		char *buf;
+		int err;
+
+		reset_libbpf_messages();
+		obj = open_object(path, result);
+		if (!obj)
+			return -errno;
+		buf = calloc(1, size);
+		if (!buf) {
+			bpf_object__close(obj);
+			return -ENOMEM;
+		}
+		prog = bpf_object__find_program_by_name(obj, name);
+		bpf_object__for_each_program(p, obj)
+			bpf_program__set_autoload(p, p == prog);
+		bpf_program__set_log_buf(prog, buf, size);
+		bpf_program__set_log_level(prog, log_level);
+		err = bpf_object__load(obj);
+		bpf_object__close(obj);
+		if (err == -ENOSPC && strlen(buf) >= size - 2 && size < AGENT_LOG_MAX) {
+			free(buf);
+			size *= 2;
+			continue;
+		}
+		out->err = err;
+		out->log = buf;
+		out->log_buffer = size;
+		out->load = "alone";
+		take_messages(out);
+		return 0;
+	}
+}
+
+static json_object *outcome_to_json(const struct prog_outcome *out, int index)
+{
+	json_object *prog = json_object_new_object();
+	const char *type = libbpf_bpf_prog_type_str(out->type);
+	size_t log_len = out->log ? strlen(out->log) : 0;
+	const char *verdict;
+	char log_name[64];
+
+	if (!out->err)
+		verdict = "accepted";
+	else if (log_len)
+		verdict = "rejected";	/* the verifier ran and said why */
+	else
+		verdict = "not_loaded";	/* refused before or without the verifier */
+
+	json_object_object_add(prog, "name", json_object_new_string(out->name));
+	json_object_object_add(prog, "section", json_object_new_string(out->section));
+	json_object_object_add(prog, "type", json_object_new_string(type ?: "unknown"));
+	json_object_object_add(prog, "verdict", json_object_new_string(verdict));
+	json_object_object_add(prog, "load", json_object_new_string(out->load ?: "alone"));
+	if (out->err) {
+		json_object_object_add(prog, "errno", json_object_new_int(-out->err));
+		json_object_object_add(prog, "error", json_object_new_string(strerror(-out->err)));
+	}
+	/* Why a program type was refused before any verification. */
+	if (out->err && !log_len && libbpf_probe_bpf_prog_type(out->type, NULL) == 0)
+		json_object_object_add(prog, "type_unsupported", json_object_new_boolean(true));
+	if (out->messages && *out->messages)
+		json_object_object_add(prog, "libbpf_messages", json_object_new_string(out->messages));
+	snprintf(log_name, sizeof(log_name), "prog-%d.log", index);
+	if (log_len && !agent_write_file(log_name, out->log, log_len))
+		json_object_object_add(prog, "log_file", json_object_new_string(log_name));
+	json_object_object_add(prog, "log_bytes", json_object_new_int64(log_len));
+	json_object_object_add(prog, "log_buffer", json_object_new_int64(out->log_buffer));
+	return prog;
+}
+
+int agent_verify(json_object *job, json_object *result)
+{
+	const char *path = json_string_member(job, "object");
+	int log_level = json_int_member(job, "log_level", 1);
+	json_object *wanted = NULL, *progs;
+	struct prog_outcome *outs;
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	int nr = 0, i, err;
+
+	libbpf_set_print(capture_libbpf_print);
+	if (!path) {
+		set_error(result, "job has no object");
+		return -EINVAL;
+	}
+	json_object_object_get_ex(job, "programs", &wanted);
+	if (wanted && !json_object_is_type(wanted, json_type_array))
+		wanted = NULL;
+
+	/* First pass: which programs are there, and are the wanted ones? */
+	obj = open_object(path, result);
+	if (!obj)
+		return -EINVAL;
+	bpf_object__for_each_program(prog, obj)
+		if (name_selected(wanted, bpf_program__name(prog)))
+			nr++;
+	if (!nr) {
+		json_object *names = json_object_new_array();
+
+		bpf_object__for_each_program(prog, obj)
+			json_object_array_add(names, json_object_new_string(bpf_program__name(prog)));
+		json_object_object_add(result, "available_programs", names);
+		set_error(result, "no matching program in the object");
+		bpf_object__close(obj);
+		return -ENOENT;
+	}
+	outs = calloc(nr, sizeof(*outs));
+	if (!outs) {
+		bpf_object__close(obj);
+		return -ENOMEM;
+	}
+	i = 0;
+	bpf_object__for_each_program(prog, obj) {
+		if (!name_selected(wanted, bpf_program__name(prog)))
+			continue;
+		snprintf(outs[i].name, sizeof(outs[i].name), "%s", bpf_program__name(prog));
+		snprintf(outs[i].section, sizeof(outs[i].section), "%s", bpf_program__section_name(prog));
+		outs[i].type = bpf_program__type(prog);
+		i++;
+	}
+	bpf_object__close(obj);
+
+	/* Together first (dependencies resolved as libbpf does); if anything
+	 * fails, each program is judged alone so that one rejection does not
+	 * hide the others' verdicts. */
+	err = nr > 1 ? load_together(path, wanted, outs, nr, log_level, result) : -1;
+	if (err) {
+		for (i = 0; i < nr; i++) {
+			free(outs[i].log);
+			outs[i].log = NULL;
+			err = load_alone(path, outs[i].name, log_level, &outs[i], result);
+			if (err)
+				break;
+		}
+	}
+
+	progs = json_object_new_array();
+	for (i = 0; i < nr; i++) {
+		json_object_array_add(progs, outcome_to_json(&outs[i], i));
+		free(outs[i].log);
+		free(outs[i].messages);
+	}
+	json_object_object_add(result, "programs", progs);
+	free(outs);
+	return err;
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+static size_t dump_text_len;
+static char dump_text[4096];
+
+static void dump_printf(void *ctx, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (dump_text_len >= sizeof(dump_text) - 1)
+		return;
+	n = vsnprintf(dump_text + dump_text_len, sizeof(dump_text) - dump_text_len, fmt, ap);
+	if (n > 0)
+		dump_text_len += n;
+	if (dump_text_len >= sizeof(dump_text))
+		dump_text_len = sizeof(dump_text) - 1;
+}
+
+static json_object *hex_string(const unsigned char *data, size_t len)
+{
+	char *hex = malloc(len * 2 + 1);
+	json_object *s;
+	size_t i;
+
+	if (!hex)
+		return NULL;
+	for (i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", data[i]);
+	hex[2 * len] = '\0';
+	s = json_object_new_string(hex);
+	free(hex);
+	return s;
+}
+
+/* An integer variable's value as a JSON number; NULL for anything else. */
+static json_object *integer_value(const struct btf *btf, __u32 type_id, const unsigned char *data)
+{
+	const struct btf_type *t;
+	int id = btf__resolve_type(btf, type_id);
+	__u64 raw = 0;
+	__u8 encoding;
+
+	if (id < 0)
+		return NULL;
+	t = btf__type_by_id(btf, id);
+	if (!btf_is_int(t) || t->size > 8 || btf_int_bits(t) != t->size * 8)
+		return NULL;
+	memcpy(&raw, data, t->size);	/* little-endian, as the guest */
+	encoding = btf_int_encoding(t);
+	if (encoding & BTF_INT_BOOL)
+		return json_object_new_boolean(raw != 0);
+	if (encoding & BTF_INT_SIGNED) {
+		int shift = 64 - t->size * 8;
+
+		return json_object_new_int64((__s64)(raw << shift) >> shift);
+	}
+	return json_object_new_uint64(raw);
+}
+
+static json_object *globals_of(struct bpf_object *obj)
+{
+	json_object *globals = json_object_new_array();
+	const struct btf *btf = bpf_object__btf(obj);
+	struct btf_dump *dump;
+	struct bpf_map *map;
+
+	if (!btf)
+		return globals;
+	dump = btf_dump__new(btf, dump_printf, NULL, NULL);
+	bpf_object__for_each_map(map, obj) {
+		const char *section = strrchr(bpf_map__name(map), '.');
+		const struct btf_var_secinfo *vsi;
+		const struct btf_type *sec;
+		unsigned char *value;
+		__u32 zero = 0;
+		int i;
+
+		if (!bpf_map__is_internal(map) || !section || !strcmp(section, ".kconfig"))
+			continue;
+		sec = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
+		if (!sec || !btf_is_datasec(sec))
+			continue;
+		value = calloc(1, bpf_map__value_size(map));
+		if (!value || bpf_map_lookup_elem(bpf_map__fd(map), &zero, value)) {
+			free(value);
+			continue;
+		}
+		for (i = 0, vsi = btf_var_secinfos(sec); i < (int)btf_vlen(sec); i++, vsi++) {
+			const struct btf_type *var = btf__type_by_id(btf, vsi->type);
+			const struct btf_type *type;
+			LIBBPF_OPTS(btf_dump_type_data_opts, opts, .compact = true, .emit_zeroes = true);
+			json_object *g, *number;
+			const char *type_name;
+
+			if (!btf_is_var(var))
+				continue;
+			type = btf__type_by_id(btf, btf__resolve_type(btf, var->type));
+			type_name = type ? btf__name_by_offset(btf, type->name_off) : "";
+			g = json_object_new_object();
+			json_object_object_add(g, "section", json_object_new_string(section));
+			json_object_object_add(g, "name",
+					       json_object_new_string(btf__name_by_offset(btf, var->name_off)));
+			json_object_object_add(g, "type", json_object_new_string(type_name && *type_name ?
+							type_name : "(anonymous)"));
+			json_object_object_add(g, "offset", json_object_new_int(vsi->offset));
+			json_object_object_add(g, "size", json_object_new_int(vsi->size));
+			number = integer_value(btf, var->type, value + vsi->offset);
+			if (number)
+				json_object_object_add(g, "value", number);
+			json_object_object_add(g, "hex", hex_string(value + vsi->offset, vsi->size));
+			dump_text_len = 0;
+			dump_text[0] = '\0';
+			if (dump && btf_dump__dump_type_data(dump, var->type, value + vsi->offset,
+							     vsi->size, &opts) >= 0)
+				json_object_object_add(g, "text", json_object_new_string(dump_text));
+			json_object_array_add(globals, g);
+		}
+		free(value);
+	}
+	btf_dump__free(dump);
+	return globals;
+}
+
+static int read_input(json_object *job, const char *key, void **buf, size_t *len,
+		      json_object *result)
+{
+	const char *name = json_string_member(job, key);
+	int err;
+
+	*buf = NULL;
+	*len = 0;
+	if (!name)
+		return 0;
+	err = agent_read_file(name, buf, len);
+	if (err)
+		set_error(result, "cannot read %s in the run directory: %s", name, strerror(-err));
+	return err;
+}
+
+int agent_run(json_object *job, json_object *result)
+{
+	const char *path = json_string_member(job, "object");
+	const char *name = json_string_member(job, "program");
+	int log_level = json_int_member(job, "log_level", 1);
+	struct prog_outcome out = { 0 };
+	void *data_in = NULL, *ctx_in = NULL, *data_out = NULL, *ctx_out = NULL;
+	size_t data_in_len, ctx_in_len, data_out_size;
+	struct bpf_object *obj = NULL;
+	struct bpf_program *prog, *p;
+	json_object *progs, *run;
+	int err;
+
+	libbpf_set_print(capture_libbpf_print);
+	if (!path || !name) {
+		set_error(result, "job needs an object and a program");
+		return -EINVAL;
+	}
+	err = read_input(job, "data_in", &data_in, &data_in_len, result);
+	err = err ?: read_input(job, "ctx_in", &ctx_in, &ctx_in_len, result);
+	if (err)
+		goto out;
+
+	obj = open_object(path, result);
+	if (!obj) {
+		err = -EINVAL;
+		goto out;
+	}
+	prog = bpf_object__find_program_by_name(obj, name);
+	if (!prog) {
+		set_error(result, "no program named '%s' in the object", name);
+		err = -ENOENT;
+		goto out;
+	}
+	snprintf(out.name, sizeof(out.name), "%s", name);
+	snprintf(out.section, sizeof(out.section), "%s", bpf_program__section_name(prog));
+	out.type = bpf_program__type(prog);
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, p == prog);
+	out.log_buffer = AGENT_LOG_MIN;
+	out.log = calloc(1, out.log_buffer);
+	if (!out.log) {
+		err = -ENOMEM;
+		goto out;
+	}
+	bpf_program__set_log_buf(prog, out.log, out.log_buffer);
+	bpf_program__set_log_level(prog, log_level);
+	reset_libbpf_messages();
+	out.err = bpf_object__load(obj);
+	take_messages(&out);
+	progs = json_object_new_array();
+	json_object_array_add(progs, outcome_to_json(&out, 0));
+	json_object_object_add(result, "programs", progs);
+	if (out.err)
+		goto out;	/* the verdict says why; no run */
+
+	data_out_size = data_in_len + 65536;
+	data_out = calloc(1, data_out_size);
+	ctx_out = ctx_in_len ? calloc(1, ctx_in_len) : NULL;
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, opts,
+			    .data_in = data_in, .data_size_in = data_in_len,
+			    .data_out = data_in_len ? data_out : NULL,
+			    .data_size_out = data_in_len ? data_out_size : 0,
+			    .ctx_in = ctx_in, .ctx_size_in = ctx_in_len,
+			    .ctx_out = ctx_out, .ctx_size_out = ctx_out ? ctx_in_len : 0,
+			    .repeat = json_int_member(job, "repeat", 1));
+
+		run = json_object_new_object();
+		json_object_object_add(result, "run", run);
+		if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts)) {
+			err = -errno;
+			json_object_object_add(run, "errno", json_object_new_int(-err));
+			json_object_object_add(run, "error", json_object_new_string(strerror(-err)));
+			goto out;
+		}
+		json_object_object_add(run, "retval", json_object_new_int64((int)opts.retval));
+		json_object_object_add(run, "duration_ns", json_object_new_int64(opts.duration));
+		json_object_object_add(run, "repeat", json_object_new_int(opts.repeat ?: 1));
+		if (data_in_len) {
+			json_object_object_add(run, "data_size_out", json_object_new_int64(opts.data_size_out));
+			if (!agent_write_file("data_out.bin", data_out, opts.data_size_out))
+				json_object_object_add(run, "data_out_file",
+						       json_object_new_string("data_out.bin"));
+		}
+		/* Syscall programs take a context but give none back in ctx_out:
+		 * the kernel copies it back into ctx_in. */
+		if (ctx_in_len) {
+			const void *ctx = out.type == BPF_PROG_TYPE_SYSCALL ? ctx_in : ctx_out;
+			size_t ctx_len = out.type == BPF_PROG_TYPE_SYSCALL ? ctx_in_len : opts.ctx_size_out;
+
+			if (!agent_write_file("ctx_out.bin", ctx, ctx_len))
+				json_object_object_add(run, "ctx_out_file",
+						       json_object_new_string("ctx_out.bin"));
+		}
+		json_object_object_add(run, "globals", globals_of(obj));
+	}
+out:
+	bpf_object__close(obj);
+	free(out.log);
+	free(out.messages);
+	free(data_in);
+	free(ctx_in);
+	free(data_out);
+	free(ctx_out);
+	return err;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* bpfuml.h — what the host-side commands share: exit codes, options common
+ * to every command, and the steps from a user's file to a guest result.
+ */
+#ifndef BPFUML_H
+#define BPFUML_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "paths.h"
+#include "session.h"
+
+/* Exit codes, documented in `bpfuml help`. */
+enum bpfuml_exit {
+	EXIT_OK = 0,		/* all accepted / the run succeeded */
+	EXIT_REJECTED = 1,	/* a program was rejected or could not be loaded */
+	EXIT_USAGE = 2,		/* usage or input error */
+	EXIT_INFRA = 3,		/* kernel panic, time-out, guest did not answer */
+	EXIT_COMPILE = 4,	/* a .bpf.c did not compile */
+	EXIT_INTERRUPTED = 130,	/* SIGINT/SIGTERM: the guest was killed */
+};
+
+struct common_opts {
+	bool json;
+	bool color;		/* resolved by common_finish() */
+	bool no_color;
+	int timeout_s;
+	int log_level;
+	bool keep;
+	const char *cflags;
+	const char *test_fault;		/* test-only: "panic" or "hang" in the guest */
+};
+
+struct command {
+	const char *name;
+	int (*func)(int argc, char **argv);
+	const char *usage;
+	const char *help;
+};
+
+int cmd_verify(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+/* ---- shared steps (common.c) -------------------------------------------- */
+
+/* Print an error: to stderr for people, as {"error":...} on stdout in JSON
+ * mode.  Returns CODE so that callers can `return fail(...)`. */
+int fail(const struct common_opts *opts, int code, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Put the user's FILE (a .bpf.o, or a .bpf.c compiled here) into the run
+ * directory as object.bpf.o.  Returns an exit code (EXIT_OK on success). */
+int stage_object(struct session *s, const struct bpfuml_paths *paths,
+		 const struct common_opts *opts, const char *file);
+
+/* Boot the guest on JOB; returns EXIT_OK when the guest answered, otherwise
+ * reports the infrastructure failure and returns its exit code. */
+int boot_guest(struct session *s, const struct bpfuml_paths *paths,
+	       const struct common_opts *opts, json_object *job);
+
+/* boot / job / shutdown breakdown of a session, in milliseconds. */
+json_object *timing_json(const struct session *s);
+void print_timing(FILE *out, const struct session *s);
+
+/* Print one program's verdict block (human), or return it as JSON. */
+void print_program(FILE *out, struct session *s, json_object *prog, const struct common_opts *opts);
+json_object *program_json(struct session *s, json_object *prog);
+/* 0 accepted, 1 otherwise. */
+int program_failed(json_object *prog);
+
+const char *json_str(json_object *obj, const char *key);
+long long json_int(json_object *obj, const char *key, long long fallback);
+
+#endif

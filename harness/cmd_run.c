@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cmd_run.c — `bpfuml run FILE --prog NAME`: BPF_PROG_TEST_RUN in the guest,
+ * then the return value, data_out and the object's globals.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfuml.h"
+#include "options.h"
+
+enum { OPT_PROG = 0x200, OPT_DATA_IN, OPT_CTX_IN, OPT_DATA_OUT, OPT_REPEAT };
+
+static void hexdump(FILE *out, const unsigned char *data, size_t len, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < len && i < max; i++) {
+		if (i % 16 == 0)
+			fprintf(out, "    %04zx:", i);
+		fprintf(out, " %02x", data[i]);
+		if (i % 16 == 15 || i + 1 == len || i + 1 == max)
+			fputc('\n', out);
+	}
+	if (len > max)
+		fprintf(out, "    ... %zu more bytes (--data-out FILE saves them all)\n", len - max);
+}
+
+static int save_copy(struct session *s, const char *name, const char *dest)
+{
+	char *data;
+	size_t len;
+	FILE *f;
+	int err;
+
+	err = session_read_file(s, name, &data, &len);
+	if (err)
+		return err;
+	f = fopen(dest, "wb");
+	if (!f) {
+		err = -errno;
+		free(data);
+		return err;
+	}
+	if (fwrite(data, 1, len, f) != len)
+		err = -EIO;
+	if (fclose(f))
+		err = -errno;
+	free(data);
+	return err;
+}
+
+static void print_globals(FILE *out, json_object *globals)
+{
+	size_t i, n = globals ? json_object_array_length(globals) : 0;
+
+	if (!n) {
+		fprintf(out, "globals: none\n");
+		return;
+	}
+	fprintf(out, "globals after the run:\n");
+	for (i = 0; i < n; i++) {
+		json_object *g = json_object_array_get_idx(globals, i), *value;
+		const char *text = json_str(g, "text");
+
+		fprintf(out, "  %-8s %s (%s) = ", json_str(g, "section"), json_str(g, "name"),
+			json_str(g, "type"));
+		if (json_object_object_get_ex(g, "value", &value))
+			fprintf(out, "%s\n", json_object_get_string(value));
+		else
+			fprintf(out, "%s\n", text ?: json_str(g, "hex"));
+	}
+}
+
+static int report_run(struct session *s, const struct common_opts *opts, const char *file,
+		      const char *data_out_path)
+{
+	json_object *progs = NULL, *prog, *run = NULL, *doc;
+	const char *run_error;
+	char *data = NULL;
+	size_t len = 0;
+	int code;
+
+	json_object_object_get_ex(s->result, "programs", &progs);
+	prog = progs ? json_object_array_get_idx(progs, 0) : NULL;
+	json_object_object_get_ex(s->result, "run", &run);
+	run_error = json_str(run, "error");
+	if (!prog)
+		return fail(opts, EXIT_USAGE, "input", "%s: %s", file,
+			    json_str(s->result, "error") ?: "the guest returned no program");
+	code = program_failed(prog) ? EXIT_REJECTED : run_error ? EXIT_USAGE : EXIT_OK;
+	if (run && json_str(run, "data_out_file"))
+		session_read_file(s, json_str(run, "data_out_file"), &data, &len);
+	if (data_out_path && data && save_copy(s, json_str(run, "data_out_file"), data_out_path))
+		fprintf(stderr, "bpfuml: cannot write %s: %s\n", data_out_path, strerror(errno));
+
+	if (opts->json) {
+		doc = json_object_new_object();
+		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-run/1"));
+		json_object_object_add(doc, "file", json_object_new_string(file));
+		json_object_object_add(doc, "backend", json_object_new_string("uml"));
+		json_object_object_add(doc, "program", program_json(s, prog));
+		if (run) {
+			json_object *r = json_object_get(run);
+
+			json_object_object_del(r, "data_out_file");
+			json_object_object_del(r, "ctx_out_file");
+			if (data) {
+				char *hex = malloc(len * 2 + 1);
+				size_t i;
+
+				for (i = 0; hex && i < len; i++)
+					sprintf(hex + 2 * i, "%02x", (unsigned char)data[i]);
+				if (hex) {
+					hex[2 * len] = '\0';
+					json_object_object_add(r, "data_out_hex", json_object_new_string(hex));
+				}
+				free(hex);
+			}
+			json_object_object_add(doc, "run", r);
+		}
+		json_object_object_add(doc, "timing", timing_json(s));
+		json_object_object_add(doc, "exit_code", json_object_new_int(code));
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	} else {
+		if (program_failed(prog)) {
+			print_program(stdout, s, prog, opts);
+		} else if (run_error) {
+			printf("%s: BPF_PROG_TEST_RUN failed: %s (errno %lld); this program type may "
+			       "not support test runs, or the input sizes do not fit it\n",
+			       json_str(prog, "name"), run_error, json_int(run, "errno", 0));
+		} else {
+			printf("%s (%s, type %s): retval %lld, duration %lld ns per run (repeat %lld)\n",
+			       json_str(prog, "name"), json_str(prog, "section"), json_str(prog, "type"),
+			       json_int(run, "retval", 0), json_int(run, "duration_ns", 0),
+			       json_int(run, "repeat", 1));
+			if (data) {
+				printf("data_out: %zu bytes\n", len);
+				hexdump(stdout, (unsigned char *)data, len, 256);
+			}
+			json_object *globals = NULL;
+
+			json_object_object_get_ex(run, "globals", &globals);
+			print_globals(stdout, globals);
+		}
+		print_timing(stdout, s);
+	}
+	free(data);
+	return code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct common_opts opts = COMMON_OPTS_DEFAULT;
+	const char *prog = NULL, *data_in = NULL, *ctx_in = NULL, *data_out = NULL, *file;
+	struct bpfuml_paths paths;
+	struct session s;
+	json_object *job;
+	long repeat = 1;
+	char *end;
+	int c, code, err;
+
+	static const struct option longopts[] = {
+		COMMON_LONGOPTS,
+		{ "prog", required_argument, NULL, OPT_PROG },
+		{ "data-in", required_argument, NULL, OPT_DATA_IN },
+		{ "ctx-in", required_argument, NULL, OPT_CTX_IN },
+		{ "data-out", required_argument, NULL, OPT_DATA_OUT },
+		{ "repeat", required_argument, NULL, OPT_REPEAT },
+		{ 0 },
+	};
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PROG: prog = optarg; continue;
+		case OPT_DATA_IN: data_in = optarg; continue;
+		case OPT_CTX_IN: ctx_in = optarg; continue;
+		case OPT_DATA_OUT: data_out = optarg; continue;
+		case OPT_REPEAT:
+			repeat = strtol(optarg, &end, 10);
+			if (*end || repeat < 1 || repeat > 100000000)
+				return fail(&opts, EXIT_USAGE, "usage", "--repeat wants a count >= 1, not '%s'", optarg);
+			continue;
+		}
+		code = common_option(&opts, c, optarg);
+		if (code >= 0)
+			return code;
+	}
+	common_finish(&opts);
+	if (optind != argc - 1 || !prog)
+		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml run FILE --prog NAME [--data-in F] "
+			    "[--ctx-in F] [--data-out F] [--repeat N]; see bpfuml help run");
+	file = argv[optind];
+	if (data_in && access(data_in, R_OK))
+		return fail(&opts, EXIT_USAGE, "input", "--data-in %s: %s", data_in, strerror(errno));
+	if (ctx_in && access(ctx_in, R_OK))
+		return fail(&opts, EXIT_USAGE, "input", "--ctx-in %s: %s", ctx_in, strerror(errno));
+	if (paths_init(&paths))
+		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
+	if (session_create(&s))
+		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
+	s.keep = opts.keep;
+	session_install_signal_handlers(&s);
+
+	job = json_object_new_object();
+	json_object_object_add(job, "command", json_object_new_string("run"));
+	json_object_object_add(job, "object", json_object_new_string("object.bpf.o"));
+	json_object_object_add(job, "program", json_object_new_string(prog));
+	json_object_object_add(job, "log_level", json_object_new_int(opts.log_level));
+	json_object_object_add(job, "repeat", json_object_new_int(repeat));
+
+	code = stage_object(&s, &paths, &opts, file);
+	if (code == EXIT_OK && data_in) {
+		err = session_add_file(&s, "data_in.bin", data_in);
+		if (err)
+			code = fail(&opts, EXIT_USAGE, "input", "--data-in %s: %s", data_in, strerror(-err));
+		json_object_object_add(job, "data_in", json_object_new_string("data_in.bin"));
+	}
+	if (code == EXIT_OK && ctx_in) {
+		err = session_add_file(&s, "ctx_in.bin", ctx_in);
+		if (err)
+			code = fail(&opts, EXIT_USAGE, "input", "--ctx-in %s: %s", ctx_in, strerror(-err));
+		json_object_object_add(job, "ctx_in", json_object_new_string("ctx_in.bin"));
+	}
+	if (code == EXIT_OK)
+		code = boot_guest(&s, &paths, &opts, job);
+	if (code == EXIT_OK)
+		code = report_run(&s, &opts, file, data_out);
+	if (opts.keep)
+		fprintf(stderr, "bpfuml: run directory kept: %s\n", s.run_dir);
+	session_destroy(&s);
+	json_object_put(job);
+	return code;
+}

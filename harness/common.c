@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+/* common.c — steps every command takes: stage the object, boot the guest,
+ * report infrastructure failures, render a program's verdict.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpfuml.h"
+#include "diag.h"
+#include "input.h"
+
+const char *json_str(json_object *obj, const char *key)
+{
+	json_object *value;
+
+	if (!obj || !json_object_object_get_ex(obj, key, &value) ||
+	    json_object_is_type(value, json_type_null))
+		return NULL;
+	return json_object_get_string(value);
+}
+
+long long json_int(json_object *obj, const char *key, long long fallback)
+{
+	json_object *value;
+
+	if (!obj || !json_object_object_get_ex(obj, key, &value) ||
+	    json_object_is_type(value, json_type_null))
+		return fallback;
+	return json_object_get_int64(value);
+}
+
+static void print_json(json_object *doc)
+{
+	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+int fail(const struct common_opts *opts, int code, const char *kind, const char *fmt, ...)
+{
+	char msg[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (opts && opts->json) {
+		json_object *doc = json_object_new_object();
+		json_object *err = json_object_new_object();
+
+		json_object_object_add(err, "kind", json_object_new_string(kind));
+		json_object_object_add(err, "message", json_object_new_string(msg));
+		json_object_object_add(doc, "error", err);
+		json_object_object_add(doc, "exit_code", json_object_new_int(code));
+		print_json(doc);
+		json_object_put(doc);
+	} else {
+		fprintf(stderr, "bpfuml: %s\n", msg);
+	}
+	return code;
+}
+
+int stage_object(struct session *s, const struct bpfuml_paths *paths,
+		 const struct common_opts *opts, const char *file)
+{
+	char msg[4096], out[PATH_MAX + 32], diag_file[PATH_MAX + 32];
+	enum input_error ierr;
+	int err;
+
+	if (access(file, F_OK))
+		return fail(opts, EXIT_USAGE, "input", "%s: no such file; give a .bpf.o or a .bpf.c", file);
+	snprintf(out, sizeof(out), "%s/object.bpf.o", s->run_dir);
+	if (input_is_source(file)) {
+		snprintf(diag_file, sizeof(diag_file), "%s/clang.txt", s->run_dir);
+		ierr = input_compile(file, out, paths->include_dir, opts->cflags,
+				     opts->json ? diag_file : NULL, msg, sizeof(msg));
+		if (ierr == INPUT_COMPILE_FAILED) {
+			char *clang_text = NULL;
+
+			if (!opts->json)
+				return fail(opts, EXIT_COMPILE, "compile", "%s", msg);
+			session_read_file(s, "clang.txt", &clang_text, NULL);
+			fail(opts, EXIT_COMPILE, "compile", "%s\n%s", msg, clang_text ?: "");
+			free(clang_text);
+			return EXIT_COMPILE;
+		}
+		if (ierr != INPUT_OK)
+			return fail(opts, ierr == INPUT_MISSING ? EXIT_USAGE : EXIT_INFRA, "input", "%s", msg);
+		return EXIT_OK;
+	}
+	ierr = input_check_object(file, msg, sizeof(msg));
+	if (ierr != INPUT_OK)
+		return fail(opts, EXIT_USAGE, "input", "%s", msg);
+	err = session_add_file(s, "object.bpf.o", file);
+	if (err)
+		return fail(opts, EXIT_INFRA, "infrastructure", "cannot copy %s into %s: %s",
+			    file, s->run_dir, strerror(-err));
+	return EXIT_OK;
+}
+
+int boot_guest(struct session *s, const struct bpfuml_paths *paths,
+	       const struct common_opts *opts, json_object *job)
+{
+	int err;
+
+	if (access(paths->kernel, X_OK) || access(paths->agent, X_OK))
+		return fail(opts, EXIT_INFRA, "infrastructure",
+			    "the UML kernel (%s) or the guest agent (%s) is not built; run make or ./run.sh",
+			    paths->kernel, paths->agent);
+	if (opts->test_fault)
+		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));
+	err = session_run(s, paths, job, opts->timeout_s);
+	switch (s->status) {
+	case SESSION_OK:
+		return EXIT_OK;
+	case SESSION_INTERRUPTED:
+		return fail(opts, EXIT_INTERRUPTED, "interrupted",
+			    "interrupted; the guest was killed and its files removed");
+	case SESSION_TIMEOUT:
+		return fail(opts, EXIT_INFRA, "timeout",
+			    "the guest did not finish within %d s (--timeout); it was killed.\n"
+			    "Last console lines:\n%s", opts->timeout_s, s->trouble ?: "");
+	case SESSION_KERNEL_TROUBLE:
+		return fail(opts, EXIT_INFRA, "kernel",
+			    "the guest kernel reported trouble (console):\n%s", s->trouble);
+	case SESSION_NO_ANSWER:
+		return fail(opts, EXIT_INFRA, "no-answer",
+			    "the guest ended without a result.\nLast console lines:\n%s",
+			    s->trouble ?: "");
+	case SESSION_START_FAILED:
+	default:
+		return fail(opts, EXIT_INFRA, "infrastructure", "cannot start the guest: %s",
+			    strerror(-err));
+	}
+}
+
+/* Guest and host both read CLOCK_REALTIME; UML's is the host's. */
+static double phase_ms(long long from, long long to)
+{
+	if (!from || !to || to < from)
+		return -1;
+	return (to - from) / 1e6;
+}
+
+json_object *timing_json(const struct session *s)
+{
+	long long agent_start = json_int(s->result, "agent_start_ns", 0);
+	long long job_end = json_int(s->result, "job_end_ns", 0);
+	json_object *t = json_object_new_object();
+
+	json_object_object_add(t, "boot_ms", json_object_new_double(phase_ms(s->start_ns, agent_start)));
+	json_object_object_add(t, "job_ms", json_object_new_double(phase_ms(agent_start, job_end)));
+	json_object_object_add(t, "shutdown_ms", json_object_new_double(phase_ms(job_end, s->exit_ns)));
+	json_object_object_add(t, "guest_ms", json_object_new_double(phase_ms(s->start_ns, s->exit_ns)));
+	return t;
+}
+
+void print_timing(FILE *out, const struct session *s)
+{
+	long long agent_start = json_int(s->result, "agent_start_ns", 0);
+	long long job_end = json_int(s->result, "job_end_ns", 0);
+
+	fprintf(out, "guest: %.1f ms (boot %.1f, job %.1f, shutdown %.1f)\n",
+		phase_ms(s->start_ns, s->exit_ns), phase_ms(s->start_ns, agent_start),
+		phase_ms(agent_start, job_end), phase_ms(job_end, s->exit_ns));
+}
+
+int program_failed(json_object *prog)
+{
+	const char *verdict = json_str(prog, "verdict");
+
+	return !verdict || strcmp(verdict, "accepted");
+}
+
+static struct diag_log *program_log(struct session *s, json_object *prog, char **text)
+{
+	const char *log_file = json_str(prog, "log_file");
+	size_t len;
+
+	*text = NULL;
+	if (!log_file || session_read_file(s, log_file, text, &len))
+		return NULL;
+	return diag_parse(*text, len);
+}
+
+static const char *not_loaded_reason(json_object *prog)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
+		return "this kernel does not support the program type";
+	return json_str(prog, "error") ?: "unknown";
+}
+
+static void print_stats(FILE *out, const struct diag_log *log)
+{
+	if (log && log->stats.present)
+		fprintf(out, "  processed %ld insns (limit %ld) max_states_per_insn %ld total_states %ld "
+			"peak_states %ld mark_read %ld\n", log->stats.insns_processed,
+			log->stats.insn_limit, log->stats.max_states_per_insn,
+			log->stats.total_states, log->stats.peak_states, log->stats.mark_read);
+}
+
+void print_program(FILE *out, struct session *s, json_object *prog, const struct common_opts *opts)
+{
+	const char *verdict = json_str(prog, "verdict") ?: "?";
+	const char *messages = json_str(prog, "libbpf_messages");
+	bool color = opts->color;
+	struct diag_log *log;
+	char *text;
+
+	log = program_log(s, prog, &text);
+	fprintf(out, "%s%s%s (%s, type %s): %s%s%s", color ? "\033[1m" : "", json_str(prog, "name"),
+		color ? "\033[0m" : "", json_str(prog, "section"), json_str(prog, "type"),
+		color ? (!strcmp(verdict, "accepted") ? "\033[1;32m" : "\033[1;31m") : "",
+		!strcmp(verdict, "not_loaded") ? "could not be loaded" : verdict,
+		color ? "\033[0m" : "");
+	if (!strcmp(verdict, "not_loaded"))
+		fprintf(out, ": %s", not_loaded_reason(prog));
+	fputc('\n', out);
+
+	if (!strcmp(verdict, "rejected") && log) {
+		if (log->legacy_error)
+			fprintf(out, "  error: %s\n", log->legacy_error);
+		print_stats(out, log);
+		if (log->has_report) {
+			fputc('\n', out);
+			diag_print_human(out, log, color);
+		} else {
+			fprintf(out, "  (the kernel printed no structured report for this failure)\n");
+		}
+		if (log->truncated)
+			fprintf(out, "  note: the verifier log looks truncated\n");
+	} else if (!strcmp(verdict, "accepted")) {
+		print_stats(out, log);
+	}
+	/* For a rejection the verifier's log speaks; libbpf explains the rest. */
+	if (!strcmp(verdict, "not_loaded") && messages && *messages) {
+		const char *line = messages;
+
+		fprintf(out, "  libbpf said:\n");
+		while (*line) {
+			const char *eol = strchrnul(line, '\n');
+
+			fprintf(out, "    %.*s\n", (int)(eol - line), line);
+			line = *eol ? eol + 1 : eol;
+		}
+	}
+	diag_free(log);
+	free(text);
+}
+
+json_object *program_json(struct session *s, json_object *prog)
+{
+	json_object *out = json_object_new_object();
+	static const char *const copied[] = {
+		"name", "section", "type", "verdict", "load", "errno", "error",
+		"type_unsupported", "libbpf_messages", "log_bytes",
+	};
+	struct diag_log *log;
+	json_object *value;
+	char *text;
+	size_t i;
+
+	for (i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
+		if (json_object_object_get_ex(prog, copied[i], &value))
+			json_object_object_add(out, copied[i], json_object_get(value));
+	log = program_log(s, prog, &text);
+	if (log) {
+		json_object_object_add(out, "diagnostics", diag_to_json(log));
+		json_object_object_add(out, "log", json_object_new_string(text));
+	} else {
+		json_object_object_add(out, "diagnostics", NULL);
+		json_object_object_add(out, "log", json_object_new_string(""));
+	}
+	diag_free(log);
+	free(text);
+	return out;
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/* input.c — validate objects, compile sources. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "input.h"
+
+#ifndef EM_BPF
+#define EM_BPF 247
+#endif
+
+#define CLANG "clang-19"
+
+int input_is_source(const char *path)
+{
+	size_t len = strlen(path);
+
+	return len > 2 && !strcmp(path + len - 2, ".c");
+}
+
+enum input_error input_check_object(const char *path, char *msg, size_t msg_len)
+{
+	Elf64_Ehdr ehdr;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(msg, msg_len, "%s: %s", path, strerror(errno));
+		return INPUT_MISSING;
+	}
+	n = read(fd, &ehdr, sizeof(ehdr));
+	close(fd);
+	if (n < (ssize_t)sizeof(ehdr) || memcmp(ehdr.e_ident, ELFMAG, SELFMAG)) {
+		snprintf(msg, msg_len, "%s is not an ELF object; give a BPF object (.bpf.o) "
+			 "or a BPF C source (.bpf.c)", path);
+		return INPUT_NOT_ELF;
+	}
+	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_BPF) {
+		snprintf(msg, msg_len, "%s is an ELF object for machine %u, not BPF (%u); "
+			 "compile it with clang -target bpf", path, ehdr.e_machine, EM_BPF);
+		return INPUT_NOT_BPF;
+	}
+	return INPUT_OK;
+}
+
+enum input_error input_compile(const char *source, const char *out, const char *include_dir,
+			       const char *cflags, const char *diag_file, char *msg, size_t msg_len)
+{
+	char inc[4200], src_inc[4200], src_copy[4096];
+	char *argv[96], *flags = NULL, *tok, *save;
+	int argc = 0, status, fd;
+	pid_t pid;
+
+	if (access(source, R_OK)) {
+		snprintf(msg, msg_len, "%s: %s", source, strerror(errno));
+		return INPUT_MISSING;
+	}
+	snprintf(inc, sizeof(inc), "-I%s", include_dir);
+	snprintf(src_copy, sizeof(src_copy), "%s", source);
+	snprintf(src_inc, sizeof(src_inc), "-I%s", dirname(src_copy));
+
+	argv[argc++] = CLANG;
+	argv[argc++] = "-g";
+	argv[argc++] = "-O2";
+	argv[argc++] = "-target";
+	argv[argc++] = "bpf";
+	argv[argc++] = "-mcpu=v3";
+	/* 7.3's vmlinux.h embeds tagged structs anonymously, as the kernel
+	 * itself is compiled. */
+	argv[argc++] = "-fms-extensions";
+	argv[argc++] = "-Wno-microsoft-anon-tag";
+	argv[argc++] = "-D__TARGET_ARCH_x86";
+	argv[argc++] = inc;
+	argv[argc++] = src_inc;
+	if (cflags) {
+		flags = strdup(cflags);
+		for (tok = strtok_r(flags, " \t", &save); tok && argc < 88;
+		     tok = strtok_r(NULL, " \t", &save))
+			argv[argc++] = tok;
+	}
+	argv[argc++] = "-c";
+	argv[argc++] = (char *)source;
+	argv[argc++] = "-o";
+	argv[argc++] = (char *)out;
+	argv[argc] = NULL;
+
+	pid = fork();
+	if (pid < 0) {
+		free(flags);
+		snprintf(msg, msg_len, "cannot start %s: %s", CLANG, strerror(errno));
+		return INPUT_NO_COMPILER;
+	}
+	if (pid == 0) {
+		/* clang's output never lands on stdout (JSON mode owns it). */
+		if (diag_file && (fd = open(diag_file, O_WRONLY | O_CREAT | O_TRUNC, 0644)) >= 0)
+			dup2(fd, 2);
+		dup2(2, 1);
+		execvp(CLANG, argv);
+		dprintf(2, "bpfuml: cannot run %s: %s\n", CLANG, strerror(errno));
+		_exit(127);
+	}
+	free(flags);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			break;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		snprintf(msg, msg_len, "%s is not installed; run make (it installs clang-19)", CLANG);
+		return INPUT_NO_COMPILER;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		snprintf(msg, msg_len, "%s did not compile (clang's messages above)", source);
+		return INPUT_COMPILE_FAILED;
+	}
+	return INPUT_OK;
+}

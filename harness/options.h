@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* options.h — options every command takes, parsed in one place. */
+#ifndef BPFUML_OPTIONS_H
+#define BPFUML_OPTIONS_H
+
+#include <getopt.h>
+
+#include "bpfuml.h"
+
+enum {
+	OPT_JSON = 0x100, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_NO_COLOR, OPT_KEEP, OPT_CFLAGS,
+	OPT_TEST_FAULT,
+};
+
+#define COMMON_LONGOPTS							\
+	{ "json", no_argument, NULL, OPT_JSON },			\
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },	\
+	{ "no-color", no_argument, NULL, OPT_NO_COLOR },		\
+	{ "keep", no_argument, NULL, OPT_KEEP },			\
+	{ "cflags", required_argument, NULL, OPT_CFLAGS },		\
+	{ "test-fault", required_argument, NULL, OPT_TEST_FAULT }
+
+#define COMMON_OPTS_DEFAULT { .timeout_s = 60, .log_level = 1 }
+
+/* Apply one common option.  Returns -1 when handled (keep parsing), or the
+ * exit code to return (bad value, unknown option). */
+int common_option(struct common_opts *opts, int c, const char *arg);
+/* After parsing: colour only on a terminal, never in JSON or with NO_COLOR. */
+void common_finish(struct common_opts *opts);
+
+#endif

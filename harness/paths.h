@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* paths.h — where bpfuml finds its kernel, guest agent and headers: beside
+ * its own binary (build/bin/bpfuml -> build/), or under $BPFUML_BUILD_DIR.
+ */
+#ifndef BPFUML_PATHS_H
+#define BPFUML_PATHS_H
+
+#include <limits.h>
+
+struct bpfuml_paths {
+	char build_dir[PATH_MAX];
+	char kernel[PATH_MAX];		/* build/kernel/linux */
+	char agent[PATH_MAX];		/* build/bin/bpfuml-agent */
+	char include_dir[PATH_MAX];	/* build/include: vmlinux.h, bpf/ */
+};
+
+int paths_init(struct bpfuml_paths *paths);
+
+#endif

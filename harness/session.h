@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* session.h — one guest run: a private run directory, a job written into it,
+ * the guest booted on it, the result read back, and everything removed.
+ */
+#ifndef BPFUML_SESSION_H
+#define BPFUML_SESSION_H
+
+#include <json-c/json.h>
+#include <limits.h>
+
+#include "paths.h"
+#include "vm.h"
+
+enum session_status {
+	SESSION_OK,		/* the guest answered */
+	SESSION_TIMEOUT,	/* it did not finish in time and was killed */
+	SESSION_NO_ANSWER,	/* it ended without a result */
+	SESSION_KERNEL_TROUBLE,	/* panic, oops, BUG or WARN on the console */
+	SESSION_START_FAILED,
+	SESSION_INTERRUPTED,
+};
+
+struct session {
+	char run_dir[PATH_MAX];
+	struct vm *vm;
+	json_object *result;		/* the guest's result.json */
+	enum session_status status;
+	char *trouble;			/* console lines that explain a failure */
+	long long start_ns, exit_ns;	/* host wall clock around the guest */
+	int keep;			/* leave the run directory for inspection */
+};
+
+int session_create(struct session *s);
+/* Copy a host file into the run directory under NAME. */
+int session_add_file(struct session *s, const char *name, const char *src);
+/* Boot the guest on JOB and wait at most TIMEOUT_S for it; sets s->status. */
+int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
+		int timeout_s);
+/* Read a file the guest wrote (NUL-terminated). */
+int session_read_file(struct session *s, const char *name, char **buf, size_t *len);
+void session_destroy(struct session *s);
+
+/* Set by the signal handler; checked between steps. */
+extern volatile int session_interrupted;
+void session_install_signal_handlers(struct session *s);
+
+/* Scan a console log for kernel trouble; returns the lines or NULL. */
+char *console_find_trouble(const char *log, size_t len);
+
+#endif

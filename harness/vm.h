@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* vm.h — the virtual machine behind a small interface: start, wait, kill.
+ *
+ * The channel between host and guest is a host directory (the run
+ * directory) that the guest mounts: hostfs on UML, 9p/virtiofs on QEMU.
+ * Callers never learn which backend runs.
+ */
+#ifndef BPFUML_VM_H
+#define BPFUML_VM_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct vm_opts {
+	size_t sz;		/* sizeof(struct vm_opts), for growth */
+	const char *kernel;	/* kernel image to boot */
+	const char *init;	/* guest agent, a host path the guest can reach */
+	const char *run_dir;	/* host directory shared with the guest */
+	const char *console_log; /* file the kernel console is written to */
+	unsigned int mem_mb;	/* guest memory */
+};
+#define VM_OPTS(name, ...) struct vm_opts name = { .sz = sizeof(struct vm_opts), __VA_ARGS__ }
+
+struct vm_exit {
+	int exited;		/* the guest process ended by itself */
+	int status;		/* its wait status */
+};
+
+struct vm;
+
+struct vm_backend {
+	const char *name;
+	int (*start)(struct vm *vm, const struct vm_opts *opts);
+	/* 0 once the guest is gone; -ETIMEDOUT or -EINTR otherwise. */
+	int (*wait)(struct vm *vm, int timeout_ms, struct vm_exit *exit);
+	/* Idempotent; after it, no process of the guest is left. */
+	void (*kill)(struct vm *vm);
+};
+
+struct vm {
+	const struct vm_backend *backend;
+	pid_t pid;		/* leader of the guest's process group, or 0 */
+	int pidfd;
+};
+
+/* NULL for an unknown backend name. */
+struct vm *vm_new(const char *backend);
+int vm_start(struct vm *vm, const struct vm_opts *opts);
+int vm_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit);
+void vm_kill(struct vm *vm);
+void vm_free(struct vm *vm);
+
+/* Async-signal-safe: kill the guest's processes from a signal handler. */
+void vm_kill_from_signal(struct vm *vm);
+
+extern const struct vm_backend vm_backend_uml;
+
+#endif

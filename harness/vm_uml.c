@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vm_uml.c — the user-mode Linux backend: the guest is a host process.
+ *
+ * The kernel runs in its own session (so one kill of the process group ends
+ * it and its helper processes), with the host's / as a read-only hostfs root,
+ * the run directory as TMPDIR (UML's memory file lands there, unlinked at
+ * once) and uml_dir, and the console on a per-run log file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vm.h"
+
+static void uml_child(const struct vm_opts *opts, char *const argv[], int console_fd)
+{
+	struct rlimit no_core = { 0, 0 };
+	int null_fd;
+
+	/* Its own process group; dies with us; no core file when it panics
+	 * (UML aborts on panic). */
+	setsid();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	setrlimit(RLIMIT_CORE, &no_core);
+	null_fd = open("/dev/null", O_RDONLY);
+	dup2(null_fd, 0);
+	dup2(console_fd, 1);
+	dup2(console_fd, 2);
+	setenv("TMPDIR", opts->run_dir, 1);
+	execv(opts->kernel, argv);
+	dprintf(2, "bpfuml: cannot execute %s: %s\n", opts->kernel, strerror(errno));
+	_exit(127);
+}
+
+static int uml_start(struct vm *vm, const struct vm_opts *opts)
+{
+	char mem[32], umid[64], uml_dir[4200], init[4200], console_path[4200];
+	int console_fd;
+	pid_t pid;
+
+	snprintf(mem, sizeof(mem), "mem=%uM", opts->mem_mb ?: 256);
+	/* Unique per run: two runs at once never share an instance. */
+	snprintf(umid, sizeof(umid), "umid=bpfuml-%d-%lx", getpid(), (long)time(NULL));
+	snprintf(uml_dir, sizeof(uml_dir), "uml_dir=%s", opts->run_dir);
+	snprintf(init, sizeof(init), "init=%s", opts->init);
+	if (opts->console_log)
+		snprintf(console_path, sizeof(console_path), "%s", opts->console_log);
+	else
+		snprintf(console_path, sizeof(console_path), "%s/console.log", opts->run_dir);
+
+	char *const argv[] = {
+		(char *)opts->kernel, mem, umid, uml_dir,
+		"root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro",
+		"con=null", "con0=null,fd:1", "ssl=null", "quiet",
+		init, "--", (char *)opts->run_dir, NULL,
+	};
+
+	console_fd = open(console_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (console_fd < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(console_fd);
+		return -errno;
+	}
+	if (pid == 0)
+		uml_child(opts, argv, console_fd);
+	close(console_fd);
+	vm->pid = pid;
+	vm->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	return 0;
+}
+
+static int uml_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit)
+{
+	struct pollfd pfd = { .fd = vm->pidfd, .events = POLLIN };
+	int status, ret;
+
+	if (vm->pid <= 0)
+		return -ECHILD;
+	if (vm->pidfd >= 0) {
+		ret = poll(&pfd, 1, timeout_ms);
+		if (ret < 0)
+			return -errno;	/* -EINTR: a signal came, the caller decides */
+		if (ret == 0)
+			return -ETIMEDOUT;
+	}
+	if (waitpid(vm->pid, &status, 0) < 0)
+		return -errno;
+	exit->exited = 1;
+	exit->status = status;
+	/* The leader is gone; its helpers (if any) go with the group. */
+	kill(-vm->pid, SIGKILL);
+	close(vm->pidfd);
+	vm->pidfd = -1;
+	vm->pid = 0;
+	return 0;
+}
+
+static void uml_kill(struct vm *vm)
+{
+	if (vm->pid <= 0)
+		return;
+	kill(-vm->pid, SIGKILL);
+	waitpid(vm->pid, NULL, 0);
+	if (vm->pidfd >= 0)
+		close(vm->pidfd);
+	vm->pidfd = -1;
+	vm->pid = 0;
+}
+
+const struct vm_backend vm_backend_uml = {
+	.name = "uml",
+	.start = uml_start,
+	.wait = uml_wait,
+	.kill = uml_kill,
+};
