@@ -227,7 +227,6 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 			fprintf(out, "  error: %s\n", log->legacy_error);
 		print_stats(out, log);
 		if (log->has_report) {
-			fputc('\n', out);
 			diag_print_human(out, log, color);
 		} else {
 			fprintf(out, "  (the kernel printed no structured report for this failure)\n");

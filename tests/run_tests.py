@@ -126,7 +126,7 @@ def verify_rejected_program_has_legacy_line_and_report():
     check(d['legacy_error'] and 'map_value_or_null' in d['legacy_error'],
           f'legacy line: {d["legacy_error"]!r}')
     check(d['has_report'], 'no structured report parsed; log tail:\n' + p['log'][-1500:])
-    check(d['report']['category'], f'report without a category: {d["report"]}')
+    check(d['reports'][0]['category'] == 'Register Type Safety', f'category: {d["reports"][0]["category"]}')
 
 
 @test

@@ -8,6 +8,8 @@
  * the guest powers off.
  *
  * usage (kernel command line): init=rhash_smoke -- OBJECT RESULT_DIR
+ * OBJECT is a file name inside RESULT_DIR: the guest's /tmp is its own
+ * tmpfs, so host paths under /tmp would be out of its sight.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -149,7 +151,8 @@ int main(int argc, char **argv)
 		goto off;
 	}
 	libbpf_set_print(libbpf_print);
-	run_smoke(argv[1]);
+	snprintf(path, sizeof(path), "/tmp/out/%s", argv[1]);
+	run_smoke(path);
 	fclose(result);
 	sync();
 off:

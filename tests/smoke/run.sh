@@ -22,12 +22,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
+cp "$object" "$run/rhash_smoke.bpf.o"
+
 # UML keeps its memory file in TMPDIR and its instance dir in uml_dir.
 start=$(date +%s%N)
 setsid env TMPDIR="$run" "$linux" mem=128M umid="$umid" uml_dir="$run" \
 	root=/dev/root rootfstype=hostfs rootflags=/ ro \
-	con=null con0=null,fd:1 panic=-1 quiet \
-	init="$guest" -- "$object" "$run" </dev/null >"$run/console.log" 2>&1 &
+	con=null con0=null,fd:1 quiet lpj=20000000 \
+	init="$guest" -- rhash_smoke.bpf.o "$run" </dev/null >"$run/console.log" 2>&1 &
 uml_pid=$!
 # The watchdog kills the whole UML session if it outlives 60 s.
 ( trap 'kill "$nap" 2>/dev/null; exit 0' TERM
