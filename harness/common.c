@@ -148,10 +148,12 @@ static double phase_ms(long long from, long long to)
 json_object *timing_json(const struct session *s)
 {
 	long long agent_start = json_int(s->result, "agent_start_ns", 0);
+	long long mounts_done = json_int(s->result, "mounts_done_ns", 0);
 	long long job_end = json_int(s->result, "job_end_ns", 0);
 	json_object *t = json_object_new_object();
 
 	json_object_object_add(t, "boot_ms", json_object_new_double(phase_ms(s->start_ns, agent_start)));
+	json_object_object_add(t, "mounts_ms", json_object_new_double(phase_ms(agent_start, mounts_done)));
 	json_object_object_add(t, "job_ms", json_object_new_double(phase_ms(agent_start, job_end)));
 	json_object_object_add(t, "shutdown_ms", json_object_new_double(phase_ms(job_end, s->exit_ns)));
 	json_object_object_add(t, "guest_ms", json_object_new_double(phase_ms(s->start_ns, s->exit_ns)));

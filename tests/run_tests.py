@@ -152,6 +152,17 @@ def verify_two_programs_judged_independently():
 
 
 @test
+def verify_log_buffer_grows_instead_of_truncating():
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'long_log.bpf.o'), '--log-level', '2')
+    check(code == EXIT_OK, f'exit {code}')
+    p = prog(doc, 'long_loop')
+    check(p['log_bytes'] > (1 << 20), f'log is {p["log_bytes"]} bytes; the test needs > 1 MiB')
+    check(p['diagnostics']['stats'] and not p['diagnostics']['truncated'],
+          'the log lost its statistics line: ' + p['log'][-300:])
+    check(len(p['log']) == p['log_bytes'], 'the log in the JSON is not the whole log')
+
+
+@test
 def verify_unknown_program_name_is_usage_error():
     code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'two_progs.bpf.o'), '--prog', 'nope')
     check(code == EXIT_USAGE, f'exit {code}, want 2')

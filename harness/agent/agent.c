@@ -185,6 +185,7 @@ int main(int argc, char **argv)
 
 	result = json_object_new_object();
 	json_object_object_add(result, "agent_start_ns", json_object_new_int64(start_ns));
+	json_object_object_add(result, "mounts_done_ns", json_object_new_int64(wall_ns()));
 	err = agent_read_file("job.json", &text, &len);
 	if (!err) {
 		job = json_tokener_parse(text);
