@@ -32,16 +32,17 @@ TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o \
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c \
-		input.c paths.c diag.c diag_render.c
+		cmd_parse.c input.c paths.c diag.c diag_render.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
+UNIT_TESTS   := $(B)/tests/test_diag
 
 .PHONY: all deps kernel test clean FORCE
 .DELETE_ON_ERROR:
 
-all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS)
+all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -80,6 +81,12 @@ $(B)/bin/bpfuml: $(HARNESS_OBJS)
 $(B)/bin/bpfuml-agent: $(AGENT_OBJS) $(B)/lib/libbpf.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $(AGENT_OBJS) $(B)/lib/libbpf.a -ljson-c -lelf -lz -lzstd
+
+# Unit tests need no kernel: the diag parser on recorded and synthetic logs.
+$(B)/tests/test_diag: tests/unit/test_diag.c $(B)/harness/diag.o $(B)/harness/diag_render.o
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Iharness -o $@ $^ -ljson-c
 
 -include $(HARNESS_OBJS:.o=.d) $(AGENT_OBJS:.o=.d)
 

@@ -22,8 +22,16 @@ enum bpfuml_exit {
 	EXIT_INTERRUPTED = 130,	/* SIGINT/SIGTERM: the guest was killed */
 };
 
+enum output_format {
+	FORMAT_HUMAN,
+	FORMAT_JSON,
+	FORMAT_GCC,	/* FILE:LINE:COL: error: ... for editors and agents */
+	FORMAT_SARIF,	/* SARIF 2.1.0 for code-scanning uploads */
+};
+
 struct common_opts {
-	bool json;
+	enum output_format format;
+	bool json;		/* stdout is one JSON document (json or sarif) */
 	bool color;		/* resolved by common_finish() */
 	bool no_color;
 	int timeout_s;
@@ -41,6 +49,7 @@ struct command {
 };
 
 int cmd_verify(int argc, char **argv);
+int cmd_parse(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
@@ -68,6 +77,14 @@ void print_timing(FILE *out, const struct session *s);
 /* Print one program's verdict block (human), or return it as JSON. */
 void print_program(FILE *out, struct session *s, json_object *prog, const struct common_opts *opts);
 json_object *program_json(struct session *s, json_object *prog);
+/* A program's parsed verifier log (NULL if it has none); *text is the raw
+ * log, both to be freed by the caller (diag_free, free). */
+struct diag_log *program_log(struct session *s, json_object *prog, char **text);
+
+/* Where a rejection without a structured report happened, from the trace. */
+struct diag_log;
+void print_no_report(FILE *out, const struct diag_log *log);
+
 /* 0 accepted, 1 otherwise. */
 int program_failed(json_object *prog);
 

@@ -10,19 +10,84 @@
 #include <unistd.h>
 
 #include "bpfuml.h"
+#include "diag.h"
 #include "options.h"
+
+/* One line per program the kernel did not accept, in compiler style. */
+static void print_gcc(struct session *s, json_object *progs, const char *file)
+{
+	size_t i, n = json_object_array_length(progs);
+
+	for (i = 0; i < n; i++) {
+		json_object *prog = json_object_array_get_idx(progs, i);
+		const char *verdict = json_str(prog, "verdict");
+		struct diag_log *log;
+		char *text;
+
+		if (!strcmp(verdict, "accepted"))
+			continue;
+		if (!strcmp(verdict, "not_loaded")) {
+			printf("%s: error: program could not be loaded: %s [prog %s]\n", file,
+			       json_str(prog, "error") ?: "unknown", json_str(prog, "name"));
+			continue;
+		}
+		log = program_log(s, prog, &text);
+		if (log)
+			diag_print_gcc(stdout, log, json_str(prog, "name"), file);
+		else
+			printf("%s: error: rejected without a verifier log [prog %s]\n", file,
+			       json_str(prog, "name"));
+		diag_free(log);
+		free(text);
+	}
+}
+
+static void print_sarif(struct session *s, json_object *progs, const char *file)
+{
+	size_t i, n = json_object_array_length(progs);
+	struct diag_sarif_result *results = calloc(n ?: 1, sizeof(*results));
+	struct diag_log **logs = calloc(n ?: 1, sizeof(*logs));
+	char **texts = calloc(n ?: 1, sizeof(*texts));
+	json_object *sarif;
+
+	for (i = 0; results && logs && texts && i < n; i++) {
+		json_object *prog = json_object_array_get_idx(progs, i);
+
+		logs[i] = program_log(s, prog, &texts[i]);
+		results[i].prog_name = json_str(prog, "name");
+		results[i].object_file = file;
+		results[i].log = logs[i];
+	}
+	sarif = results && logs && texts ? diag_to_sarif(results, n) : NULL;
+	puts(sarif ? json_object_to_json_string_ext(sarif, JSON_C_TO_STRING_PRETTY |
+						    JSON_C_TO_STRING_NOSLASHESCAPE) : "{}");
+	json_object_put(sarif);
+	for (i = 0; logs && texts && i < n; i++) {
+		diag_free(logs[i]);
+		free(texts[i]);
+	}
+	free(results);
+	free(logs);
+	free(texts);
+}
 
 static int print_verdicts(struct session *s, const struct common_opts *opts, const char *file)
 {
 	json_object *progs = NULL, *doc, *list;
+	json_object *none = json_object_new_array();
 	size_t i, n, failed = 0;
 
-	json_object_object_get_ex(s->result, "programs", &progs);
-	n = progs ? json_object_array_length(progs) : 0;
+	if (!json_object_object_get_ex(s->result, "programs", &progs))
+		progs = none;
+	n = json_object_array_length(progs);
 	for (i = 0; i < n; i++)
 		failed += program_failed(json_object_array_get_idx(progs, i));
 
-	if (opts->json) {
+	if (opts->format == FORMAT_GCC) {
+		print_gcc(s, progs, file);
+	} else if (opts->format == FORMAT_SARIF) {
+		print_sarif(s, progs, file);
+	} else if (opts->json) {
 		doc = json_object_new_object();
 		list = json_object_new_array();
 		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-verify/1"));
@@ -45,6 +110,7 @@ static int print_verdicts(struct session *s, const struct common_opts *opts, con
 		printf("\n%s: %zu program(s), %zu accepted, %zu not accepted\n", file, n, n - failed, failed);
 		print_timing(stdout, s);
 	}
+	json_object_put(none);
 	return failed ? EXIT_REJECTED : EXIT_OK;
 }
 

@@ -177,7 +177,7 @@ int program_failed(json_object *prog)
 	return !verdict || strcmp(verdict, "accepted");
 }
 
-static struct diag_log *program_log(struct session *s, json_object *prog, char **text)
+struct diag_log *program_log(struct session *s, json_object *prog, char **text)
 {
 	const char *log_file = json_str(prog, "log_file");
 	size_t len;
@@ -195,6 +195,17 @@ static const char *not_loaded_reason(json_object *prog)
 	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
 		return "this kernel does not support the program type";
 	return json_str(prog, "error") ?: "unknown";
+}
+
+void print_no_report(FILE *out, const struct diag_log *log)
+{
+	fprintf(out, "  (the kernel printed no structured report for this failure)\n");
+	if (log->failing_insn >= 0)
+		fprintf(out, "  failing instruction: %d: %s\n", log->failing_insn,
+			log->failing_insn_text ?: "");
+	if (log->linfo_text)
+		fprintf(out, "  source: %s:%d: %s\n", log->linfo_file ?: "?", log->linfo_line,
+			log->linfo_text);
 }
 
 static void print_stats(FILE *out, const struct diag_log *log)
@@ -231,10 +242,8 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 		if (log->has_report) {
 			diag_print_human(out, log, color);
 		} else {
-			fprintf(out, "  (the kernel printed no structured report for this failure)\n");
+			print_no_report(out, log);
 		}
-		if (log->truncated)
-			fprintf(out, "  note: the verifier log looks truncated\n");
 	} else if (!strcmp(verdict, "accepted")) {
 		print_stats(out, log);
 	}
@@ -259,7 +268,7 @@ json_object *program_json(struct session *s, json_object *prog)
 	json_object *out = json_object_new_object();
 	static const char *const copied[] = {
 		"name", "section", "type", "verdict", "load", "errno", "error",
-		"type_unsupported", "libbpf_messages", "log_bytes",
+		"type_unsupported", "libbpf_messages", "log_bytes", "log_buffer", "log_truncated",
 	};
 	struct diag_log *log;
 	json_object *value;

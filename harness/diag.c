@@ -79,6 +79,15 @@ struct parser {
 	/* last non-blank trace line that is not a BPF_LOG_STATS line */
 	struct line last;
 	bool last_valid, last_structural;
+	size_t last_reports;	/* reports seen before @last */
+
+	/*
+	 * Spans of the trace lines that end up in diag_log, copied once at
+	 * the end so that a huge trace is not duplicated line by line.
+	 */
+	struct line insn, linfo_src, linfo_file, legacy;
+	long long insn_idx, linfo_line;
+	bool have_insn, have_linfo, have_legacy;
 };
 
 static char *pstrndup(struct parser *p, const char *s, size_t n)
@@ -91,7 +100,6 @@ static char *pstrndup(struct parser *p, const char *s, size_t n)
 	}
 	memcpy(d, s, n);
 	d[n] = '\0';
-	/* Keep strings C strings even if the log carries NUL bytes. */
 	return d;
 }
 
@@ -989,9 +997,8 @@ static void trace_line(struct parser *p, const struct line *l)
 		return;
 	if (parse_stats(l, &log->stats)) {
 		/* The legacy error is the line before the stats (see diag.h). */
-		log->legacy_error = NULL;
-		if (p->last_valid && !p->last_structural)
-			log->legacy_error = pstrndup(p, p->last.s, p->last.n);
+		p->have_legacy = p->last_valid && !p->last_structural;
+		p->legacy = p->last;
 		p->last_valid = false;
 		return;
 	}
@@ -1001,6 +1008,7 @@ static void trace_line(struct parser *p, const struct line *l)
 	p->last = *l;
 	p->last_valid = true;
 	p->last_structural = true;
+	p->last_reports = log->n_reports;
 	if (parse_insn_line(l, &idx, &off)) {
 		size_t end = find(l->s, l->n, off, "   ;");
 
@@ -1008,14 +1016,19 @@ static void trace_line(struct parser *p, const struct line *l)
 			end = l->n;
 		while (end > off && l->s[end - 1] == ' ')
 			end--;
-		log->failing_insn = (int)idx;
-		log->failing_insn_text = pstrndup(p, l->s + off, end - off);
+		p->insn_idx = idx;
+		p->insn.s = l->s + off;
+		p->insn.n = end - off;
+		p->have_insn = true;
 	} else if (parse_linfo_line(l, &src_off, &at, &lineno)) {
 		size_t colon = rfind(l->s, l->n, ":");
 
-		log->linfo_text = pstrndup(p, l->s + src_off, at - src_off);
-		log->linfo_file = pstrndup(p, l->s + at + 3, colon - at - 3);
-		log->linfo_line = (int)lineno;
+		p->linfo_src.s = l->s + src_off;
+		p->linfo_src.n = at - src_off;
+		p->linfo_file.s = l->s + at + 3;
+		p->linfo_file.n = colon - at - 3;
+		p->linfo_line = lineno;
+		p->have_linfo = true;
 	} else if (!is_state_line(l)) {
 		p->last_structural = false;
 	}
@@ -1035,7 +1048,9 @@ static void handle_line(struct parser *p, const struct line *l)
 		p->in_suggestion = p->suggestion_text = p->suggestion_done = false;
 		p->n_rl = 0;
 		p->report_legacy = NULL;
-		if (p->last_valid && !p->last_structural)
+		/* Only a line after the previous report belongs to this one. */
+		if (p->last_valid && !p->last_structural &&
+		    p->last_reports == p->lp->pub.n_reports)
 			p->report_legacy = pstrndup(p, p->last.s, p->last.n);
 		push_report_line(p, l);
 		return;
@@ -1122,11 +1137,22 @@ struct diag_log *diag_parse(const char *text, size_t len)
 		finish_report(&p);
 
 	/* No stats: the legacy error is the last line of the trace. */
-	if (!log->stats.present && !p.oom) {
-		if (p.last_valid && !p.last_structural)
-			log->legacy_error = pstrndup(&p, p.last.s, p.last.n);
+	if (!log->stats.present) {
+		p.have_legacy = p.last_valid && !p.last_structural;
+		p.legacy = p.last;
 		log->truncated = true;
 		log->truncation |= DIAG_TRUNC_NO_STATS;
+	}
+	if (p.have_legacy)
+		log->legacy_error = pstrndup(&p, p.legacy.s, p.legacy.n);
+	if (p.have_insn) {
+		log->failing_insn = (int)p.insn_idx;
+		log->failing_insn_text = pstrndup(&p, p.insn.s, p.insn.n);
+	}
+	if (p.have_linfo) {
+		log->linfo_text = pstrndup(&p, p.linfo_src.s, p.linfo_src.n);
+		log->linfo_file = pstrndup(&p, p.linfo_file.s, p.linfo_file.n);
+		log->linfo_line = (int)p.linfo_line;
 	}
 	free(p.rl);
 	if (p.oom) {

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * diag: parse a BPF verifier log (Linux 7.3) into structured data, and render
- * it as JSON, human text, gcc-style diagnostics or SARIF 2.1.0.  Pure C, no
- * kernel dependency; the log format is the one printed by kernel/bpf/log.c,
- * the do_check() trace in kernel/bpf/verifier.c and the structured rejection
- * report of kernel/bpf/diagnostics.c.
+ * diag: parse a Linux 7.3 BPF verifier log (the trace of kernel/bpf/log.c and
+ * verifier.c plus the report of kernel/bpf/diagnostics.c) into structured
+ * data; render it as JSON, human text, gcc-style lines or SARIF 2.1.0.
  */
 #ifndef BPFUML_DIAG_H
 #define BPFUML_DIAG_H
@@ -217,9 +215,13 @@ struct json_object *diag_to_json(const struct diag_log *log);
 void diag_print_human(FILE *out, const struct diag_log *log, bool color);
 
 /*
- * gcc-style lines: "FILE:LINE:COL: error: <Category>: <Problem> [prog NAME]",
- * then "FILE:LINE:COL: note: <kind>: <message>" per causal event.  File names
- * are resolved as described at diag_resolve_path().
+ * gcc-style lines: "FILE:LINE:COL: error: <Category>: <Problem> [prog NAME]"
+ * per report, then "FILE:LINE:COL: note: <kind>: <message>" per causal event
+ * (plus notes for the history summaries, Active lock sites and the
+ * suggestion).  File names are resolved as described at diag_resolve_path();
+ * a site without a file location is shown as @fallback_file (or @prog_name).
+ * A log without a report gives one error line with its legacy error at the
+ * last line-info location.  @prog_name may be NULL (no " [prog NAME]").
  */
 void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name,
 		    const char *fallback_file);

@@ -123,8 +123,8 @@ static void print_site(FILE *out, const struct diag_site *s, const struct colors
 				continue;
 			}
 			fprintf(out, "  %s%s%s%s%*d%s | %s\n", l->marked ? c->marker : "",
-				l->marked ? ">>> " : "    ", c->reset, c->dim, s->src_width, l->line,
-				c->reset, l->text);
+				l->marked ? ">>> " : "    ", l->marked ? c->reset : "", c->dim,
+				s->src_width, l->line, c->reset, l->text);
 			if (l->marked)
 				print_annotation(out, s, s->src_width, c);
 		}
@@ -138,8 +138,8 @@ static void print_site(FILE *out, const struct diag_site *s, const struct colors
 			const struct diag_insn_line *l = &s->insns[i];
 
 			fprintf(out, "  %s%s%s%s%*d%s | %s\n", l->marked ? c->marker : "",
-				l->marked ? ">>> " : "    ", c->reset, c->dim, s->insn_width, l->idx,
-				c->reset, l->text);
+				l->marked ? ">>> " : "    ", l->marked ? c->reset : "", c->dim,
+				s->insn_width, l->idx, c->reset, l->text);
 		}
 	}
 }
@@ -312,9 +312,9 @@ static const char *site_loc(char *buf, size_t size, const char *file, int line, 
 	const char *path;
 
 	if (!file) {
-		if (fallback_file)
-			return fallback_file;
-		return prog_name ? prog_name : "<bpf>";
+		snprintf(buf, size, "%s",
+			 fallback_file ? fallback_file : prog_name ? prog_name : "<bpf>");
+		return buf;
 	}
 	path = diag_resolve_path(file, fallback_file, pbuf, sizeof(pbuf));
 	if (line > 0 && column > 0)
@@ -353,13 +353,16 @@ void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name
 		if (r->has_at)
 			gcc_site_loc(at, sizeof(at), &r->at, fallback_file, prog_name);
 		else
-			snprintf(at, sizeof(at), "%s",
-				 site_loc(loc, sizeof(loc), NULL, 0, 0, fallback_file, prog_name));
+			site_loc(at, sizeof(at), NULL, 0, 0, fallback_file, prog_name);
 		fprintf(out, "%s: error: %s", at, r->category);
 		if (r->problem[0])
 			fprintf(out, ": %s", r->problem);
 		gcc_prog_suffix(out, prog_name);
 
+		/* Notes in time order: events lost to the ring buffer came first. */
+		if (r->not_retained)
+			fprintf(out, "%s: note: %llu older causal-history event%s not retained\n",
+				at, r->not_retained, r->not_retained == 1 ? "" : "s");
 		for (j = 0; j <= r->n_events; j++) {
 			for (k = 0; k < r->n_omitted; k++)
 				if (r->omitted[k].before == j)
@@ -372,9 +375,6 @@ void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name
 					     prog_name),
 				r->events[j].kind, r->events[j].message);
 		}
-		if (r->not_retained)
-			fprintf(out, "%s: note: %llu older causal-history event%s not retained\n",
-				at, r->not_retained, r->not_retained == 1 ? "" : "s");
 		for (j = 0; j < r->n_extra; j++)
 			for (k = 0; k < r->extra[j].n_sites; k++)
 				fprintf(out, "%s: note: %s: %s\n",
@@ -695,12 +695,17 @@ static json_object *jmessage(struct jctx *j, const char *text)
 	return m;
 }
 
+/*
+ * The failing line as the kernel printed it, for a contextRegion snippet;
+ * NULL when it was clipped or is the "..." of a line without line info, as
+ * it would then not be the file's text.
+ */
 static const char *marked_source(const struct diag_site *s)
 {
 	size_t i;
 
 	for (i = 0; i < s->n_src; i++)
-		if (s->src[i].marked)
+		if (s->src[i].marked && !s->src[i].clipped && strcmp(s->src[i].text, "..."))
 			return s->src[i].text;
 	return NULL;
 }
@@ -726,13 +731,16 @@ static json_object *sarif_location(struct jctx *j, const struct diag_site *s, co
 			jadd(j, region, "startLine", jint(j, line));
 			if (column > 0)
 				jadd(j, region, "startColumn", jint(j, column));
-			if (snippet) {
-				json_object *sn = jobj(j);
-
-				jadd(j, sn, "text", jstr(j, snippet));
-				jadd(j, region, "snippet", sn);
-			}
 			jadd(j, phys, "region", region);
+			/* The whole line surrounds the point region: a context region. */
+			if (snippet) {
+				json_object *ctx = jobj(j), *sn = jobj(j);
+
+				jadd(j, ctx, "startLine", jint(j, line));
+				jadd(j, sn, "text", jstr(j, snippet));
+				jadd(j, ctx, "snippet", sn);
+				jadd(j, phys, "contextRegion", ctx);
+			}
 		}
 	} else if (object_file) {
 		phys = jobj(j);

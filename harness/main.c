@@ -23,6 +23,16 @@ static const struct command commands[] = {
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"
 	  "object's global variables (.bss/.data/.rodata, by name, decoded with BTF)\n"
 	  "after the run." },
+	{ "parse", cmd_parse, "parse LOGFILE [--prog NAME] [--source FILE]",
+	  "Parse a saved verifier log (no kernel needed): the 7.3 structured report\n"
+	  "(category, problem, reason, location, source and instruction context,\n"
+	  "causal path, suggestion), the legacy error line, the statistics line, and\n"
+	  "whether the log was truncated.  Without a report, it falls back to the\n"
+	  "legacy line, the failing instruction and the last source line of the log.\n"
+	  "--prog names the program in gcc/sarif output; --source is where source file\n"
+	  "names of the log are looked for (beside it) when not found from the current\n"
+	  "directory.  Exit 0 when the log shows an accepted program, 1 when it shows\n"
+	  "a rejection." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },
 };
@@ -30,6 +40,8 @@ static const struct command commands[] = {
 static const char common_help[] =
 	"Options of every command:\n"
 	"  --json          one JSON document on stdout and nothing else there\n"
+	"  --format F      human (default), json, gcc (FILE:LINE:COL: error: ... lines for\n"
+	"                  editors), or sarif (SARIF 2.1.0 for code scanning)\n"
 	"  --timeout SEC   kill the guest after SEC seconds (default 60)\n"
 	"  --log-level N   verifier log level, 1 or 2 (default 1)\n"
 	"  --no-color      no colour even on a terminal (also: NO_COLOR=1)\n"
@@ -37,8 +49,8 @@ static const char common_help[] =
 	"  --cflags FLAGS  extra clang flags when FILE is a .bpf.c\n"
 	"\n"
 	"Exit codes:\n"
-	"  0    all programs accepted / the run succeeded\n"
-	"  1    a program was rejected or could not be loaded\n"
+	"  0    all programs accepted / the run succeeded (parse: the log shows success)\n"
+	"  1    a program was rejected or could not be loaded (parse: the log shows a rejection)\n"
 	"  2    usage or input error (missing file, not a BPF ELF object, no such program)\n"
 	"  3    infrastructure failure: kernel panic/oops/BUG/WARN, time-out, guest did not answer\n"
 	"  4    a .bpf.c did not compile (clang's messages on stderr)\n"
@@ -52,6 +64,21 @@ int common_option(struct common_opts *opts, int c, const char *arg)
 	switch (c) {
 	case OPT_JSON:
 		opts->json = true;
+		opts->format = FORMAT_JSON;
+		return -1;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "human"))
+			opts->format = FORMAT_HUMAN;
+		else if (!strcmp(arg, "json"))
+			opts->format = FORMAT_JSON;
+		else if (!strcmp(arg, "gcc"))
+			opts->format = FORMAT_GCC;
+		else if (!strcmp(arg, "sarif"))
+			opts->format = FORMAT_SARIF;
+		else
+			return fail(opts, EXIT_USAGE, "usage",
+				    "--format wants human, json, gcc or sarif, not '%s'", arg);
+		opts->json = opts->format == FORMAT_JSON || opts->format == FORMAT_SARIF;
 		return -1;
 	case OPT_NO_COLOR:
 		opts->no_color = true;

@@ -9,11 +9,12 @@
 
 enum {
 	OPT_JSON = 0x100, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_NO_COLOR, OPT_KEEP, OPT_CFLAGS,
-	OPT_TEST_FAULT,
+	OPT_TEST_FAULT, OPT_FORMAT,
 };
 
 #define COMMON_LONGOPTS							\
 	{ "json", no_argument, NULL, OPT_JSON },			\
+	{ "format", required_argument, NULL, OPT_FORMAT },		\
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },	\
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },		\

@@ -93,6 +93,73 @@ def prog(doc, name):
     raise Failure(f'no program {name} in {[p["name"] for p in doc["programs"]]}')
 
 
+# ---- unit tests (no kernel) ---------------------------------------------
+
+def unit_diag_parser():
+    """The parser's own test binary; its counts join ours."""
+    proc = subprocess.run([os.path.join(BUILD, 'tests', 'test_diag'),
+                           os.path.join(TOP, 'tests', 'unit', 'fixtures')],
+                          capture_output=True, text=True, timeout=120)
+    for line in proc.stdout.splitlines():
+        if line.startswith('ok '):
+            print(f'ok   unit/{line[3:]}')
+        elif not line.endswith(' failed') or ' passed, ' not in line:
+            print(line)
+    summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ''
+    try:
+        passed, failed = (int(part.split()[0]) for part in summary.split(', ')[:2])
+    except ValueError:
+        return 0, 1   # no summary: the binary crashed
+    return passed, failed + (1 if proc.returncode not in (0, 1) else 0)
+
+
+# ---- examples: each declares its verdict in a bpfuml-expect line ---------
+
+def example_expectations():
+    for path in sorted(glob.glob(os.path.join(TOP, 'progs', 'examples', '*.bpf.c'))):
+        with open(path) as f:
+            text = f.read()
+        expect = gap = None
+        for line in text.splitlines():
+            if 'bpfuml-expect:' in line:
+                expect = line.split('bpfuml-expect:', 1)[1].strip()
+            if 'bpfuml-uml-gap:' in line:
+                gap = line.split('bpfuml-uml-gap:', 1)[1].strip()
+        yield path, expect, gap
+
+
+class Gap(Exception):
+    """A known difference from x86_64 that kernel-patches have yet to close."""
+
+
+def make_example_test(path, expect, gap):
+    def example():
+        check(expect, f'{path} has no bpfuml-expect line')
+        verdict, _, category = expect.partition(' ')
+        code, doc, err = bpfuml_json('verify', path, timeout=600)
+        check(code in (EXIT_OK, EXIT_REJECTED), f'exit {code}: {doc.get("error")}')
+        p = doc['programs'][0]
+        d = p['diagnostics'] or {}
+        got_category = d['reports'][0]['category'] if d.get('has_report') else 'no-report'
+        ok = p['verdict'] == verdict and (verdict == 'accepted' or got_category == category)
+        if gap:
+            if ok:
+                raise Failure(f'the UML gap is closed ({verdict} {category}): remove its '
+                              f'bpfuml-uml-gap line')
+            raise Gap(f'{gap} (today: {p["verdict"]}, {got_category}, '
+                      f'{d.get("legacy_error")!r})')
+        check(p['verdict'] == verdict, f'verdict {p["verdict"]}, want {verdict}; '
+              f'legacy: {d.get("legacy_error")!r}')
+        check(verdict == 'accepted' or got_category == category,
+              f'category {got_category!r}, want {category!r}')
+    example.__name__ = 'example_' + os.path.basename(path)[:-len('.bpf.c')]
+    return example
+
+
+for _path, _expect, _gap in example_expectations():
+    tests.append(make_example_test(_path, _expect, _gap))
+
+
 # ---- foundation ----------------------------------------------------------
 
 @test
@@ -156,7 +223,8 @@ def verify_log_buffer_grows_instead_of_truncating():
     code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'long_log.bpf.o'), '--log-level', '2')
     check(code == EXIT_OK, f'exit {code}')
     p = prog(doc, 'long_loop')
-    check(p['log_bytes'] > (1 << 20), f'log is {p["log_bytes"]} bytes; the test needs > 1 MiB')
+    check(p['log_bytes'] > (16 << 20), f'log is {p["log_bytes"]} bytes; the test needs > 16 MiB')
+    check(p['log_buffer'] > (16 << 20), f'the log buffer did not grow: {p["log_buffer"]}')
     check(p['diagnostics']['stats'] and not p['diagnostics']['truncated'],
           'the log lost its statistics line: ' + p['log'][-300:])
     check(len(p['log']) == p['log_bytes'], 'the log in the JSON is not the whole log')
@@ -205,6 +273,46 @@ def verify_host_elf_that_is_not_bpf():
     code, out, err = bpfuml('verify', BPFUML)
     check(code == EXIT_USAGE, f'exit {code}, want 2')
     check('not BPF' in err, err)
+
+
+# ---- parse (no kernel) -------------------------------------------------------
+
+FIXTURES = os.path.join(TOP, 'tests', 'unit', 'fixtures')
+
+
+@test
+def parse_saved_log_formats_and_exit_codes():
+    log = os.path.join(FIXTURES, 'recorded-register_type_null_deref.log')
+    code, doc, err = bpfuml_json('parse', log)
+    check(code == EXIT_REJECTED, f'exit {code}, want 1 for a rejection log')
+    check(doc['schema'] == 'bpfuml-diag/1' and doc['reports'][0]['category'] == 'Register Type Safety',
+          f'json: {str(doc)[:300]}')
+    code, out, err = bpfuml('parse', log, '--format=gcc', '--prog', 'null_deref',
+                            '--source', os.path.join(TOP, 'progs', 'examples', 'x.bpf.c'))
+    first = out.splitlines()[0]
+    # The log names the source by basename; it is found beside --source.
+    check(first.startswith(os.path.join(TOP, 'progs', 'examples', 'register_type_null_deref.bpf.c:')),
+          f'gcc line does not point at the source beside --source: {first!r}')
+    check(': error: Register Type Safety: Invalid dereference [prog null_deref]' in first, first)
+    check(any(': note: ' in line for line in out.splitlines()[1:]), 'no note lines:\n' + out)
+    code, doc, err = bpfuml_json('parse', os.path.join(FIXTURES, 'recorded-accepted.log'))
+    check(code == EXIT_OK and not doc['has_report'] and doc['legacy_error'] is None,
+          f'accepted log: exit {code} {doc}')
+    code, out, err = bpfuml('parse', '/nonexistent.log')
+    check(code == EXIT_USAGE and '/nonexistent.log' in err, f'missing log: exit {code} {err}')
+
+
+@test
+def verify_sarif_output():
+    code, out, err = bpfuml('verify', '--format=sarif',
+                            os.path.join(TOP, 'progs', 'examples', 'memory_packet_bounds.bpf.c'))
+    check(code == EXIT_REJECTED, f'exit {code}')
+    sarif = json.loads(out)
+    check(sarif['version'] == '2.1.0', sarif.get('version'))
+    result = sarif['runs'][0]['results'][0]
+    check(result['ruleId'] and 'Memory Safety' in json.dumps(result), json.dumps(result)[:500])
+    region = result['locations'][0]['physicalLocation']['region']
+    check(region['startLine'] > 0, region)
 
 
 # ---- run -------------------------------------------------------------------
@@ -299,7 +407,9 @@ def two_runs_at_once_do_not_collide():
 def main():
     only = sys.argv[sys.argv.index('-k') + 1] if '-k' in sys.argv else None
     BASELINE_DIRS.update(guest_leftovers()[1])
-    passed = failed = 0
+    passed = failed = skipped = 0
+    if not only or only in 'unit':
+        passed, failed = unit_diag_parser()
     for func in tests:
         name = func.__name__
         if only and only not in name:
@@ -307,6 +417,10 @@ def main():
         start = time.monotonic()
         try:
             func()
+        except Gap as e:
+            skipped += 1
+            print(f'skip {name}: known UML gap: {e}')
+            continue
         except Failure as e:
             failed += 1
             print(f'FAIL {name}')
@@ -319,7 +433,7 @@ def main():
             continue
         passed += 1
         print(f'ok   {name} ({time.monotonic() - start:.2f} s)')
-    print(f'{passed} passed, {failed} failed')
+    print(f'{passed} passed, {failed} failed, {skipped} skipped')
     return 1 if failed else 0
 
 

@@ -13,10 +13,14 @@
 /* Where the host's run directory appears inside the guest. */
 #define AGENT_RUN_DIR "/tmp/run"
 
-/* Smallest and largest verifier log buffer per program; the buffer doubles
- * on ENOSPC instead of letting the kernel truncate the log. */
-#define AGENT_LOG_MIN (1u << 20)
-#define AGENT_LOG_MAX (1u << 30)
+/* First and largest verifier log buffer per program.  The buffer grows
+ * fourfold on ENOSPC instead of letting the kernel truncate the log: every
+ * retry verifies the program again, so few large steps beat many small ones.
+ * Untouched pages of a large calloc() cost nothing.  A level-1 log of a
+ * program that hits the 1M-instruction limit is ~100 MB. */
+#define AGENT_LOG_MIN (16u << 20)
+#define AGENT_LOG_GROWTH 4
+#define AGENT_LOG_MAX (512u << 20)
 
 /* Each job fills RESULT and returns 0, or a negative errno when it could not
  * be done at all (the reason is then in RESULT's "error"). */

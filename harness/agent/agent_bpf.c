@@ -104,6 +104,7 @@ struct prog_outcome {
 	int err;		/* 0 accepted, else the negative errno of the load */
 	char *log;		/* verifier log, NUL-terminated */
 	size_t log_buffer;	/* size of the buffer the log was collected in */
+	bool log_truncated;	/* full even at AGENT_LOG_MAX: only its tail is here */
 	char *messages;		/* libbpf's warnings during the load */
 	const char *load;	/* "together" or "alone" */
 };
@@ -217,12 +218,13 @@ static int load_alone(const char *path, const char *name, int log_level,
 		bpf_object__close(obj);
 		if (err == -ENOSPC && strlen(buf) >= size - 2 && size < AGENT_LOG_MAX) {
 			free(buf);
-			size *= 2;
+			size *= AGENT_LOG_GROWTH;
 			continue;
 		}
 		out->err = err;
 		out->log = buf;
 		out->log_buffer = size;
+		out->log_truncated = err == -ENOSPC && strlen(buf) >= size - 2;
 		out->load = "alone";
 		take_messages(out);
 		return 0;
@@ -263,6 +265,8 @@ static json_object *outcome_to_json(const struct prog_outcome *out, int index)
 		json_object_object_add(prog, "log_file", json_object_new_string(log_name));
 	json_object_object_add(prog, "log_bytes", json_object_new_int64(log_len));
 	json_object_object_add(prog, "log_buffer", json_object_new_int64(out->log_buffer));
+	if (out->log_truncated)
+		json_object_object_add(prog, "log_truncated", json_object_new_boolean(true));
 	return prog;
 }
 
