@@ -188,12 +188,24 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text)
 	return diag_parse(*text, len);
 }
 
-static const char *not_loaded_reason(json_object *prog)
+/* The most telling reason a program never reached the verifier. */
+static const char *not_loaded_reason(json_object *prog, char *buf, size_t size)
 {
+	const char *messages = json_str(prog, "libbpf_messages"), *line, *eol;
 	json_object *v;
 
 	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
 		return "this kernel does not support the program type";
+	/* A map libbpf could not create is named in its messages. */
+	for (line = messages; line && *line; line = *eol ? eol + 1 : eol) {
+		eol = strchrnul(line, '\n');
+		if (memmem(line, eol - line, "failed to create", 16)) {
+			if (!strncmp(line, "libbpf: ", 8))
+				line += 8;
+			snprintf(buf, size, "%.*s", (int)(eol - line), line);
+			return buf;
+		}
+	}
 	return json_str(prog, "error") ?: "unknown";
 }
 
@@ -223,6 +235,7 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 	const char *messages = json_str(prog, "libbpf_messages");
 	bool color = opts->color;
 	struct diag_log *log;
+	char reason[512];
 	char *text;
 
 	log = program_log(s, prog, &text);
@@ -232,7 +245,7 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 		!strcmp(verdict, "not_loaded") ? "could not be loaded" : verdict,
 		color ? "\033[0m" : "");
 	if (!strcmp(verdict, "not_loaded"))
-		fprintf(out, ": %s", not_loaded_reason(prog));
+		fprintf(out, ": %s", not_loaded_reason(prog, reason, sizeof(reason)));
 	fputc('\n', out);
 
 	if (!strcmp(verdict, "rejected") && log) {

@@ -231,6 +231,18 @@ def verify_log_buffer_grows_instead_of_truncating():
 
 
 @test
+def verify_map_that_cannot_be_created():
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'map_create_fails.bpf.o'))
+    check(code == EXIT_REJECTED, f'exit {code}, want 1')
+    p = prog(doc, 'uses_bad_map')
+    check(p['verdict'] == 'not_loaded', f'verdict {p["verdict"]}')
+    check("map 'needs_no_prealloc': failed to create" in p.get('libbpf_messages', ''),
+          f'the reason is not given: {p.get("libbpf_messages")!r}')
+    code, out, err = bpfuml('verify', os.path.join(PROGS, 'map_create_fails.bpf.o'))
+    check("could not be loaded: map 'needs_no_prealloc': failed to create" in out, out)
+
+
+@test
 def verify_unknown_program_name_is_usage_error():
     code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'two_progs.bpf.o'), '--prog', 'nope')
     check(code == EXIT_USAGE, f'exit {code}, want 2')
