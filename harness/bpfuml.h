@@ -85,6 +85,9 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text);
 struct diag_log;
 void print_no_report(FILE *out, const struct diag_log *log);
 
+/* Why this verdict would differ on x86_64 (a UML limitation), or NULL. */
+const char *uml_fidelity_note(json_object *prog, const char *legacy_error);
+
 /* 0 accepted, 1 otherwise. */
 int program_failed(json_object *prog);
 

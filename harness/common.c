@@ -188,6 +188,42 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text)
 	return diag_parse(*text, len);
 }
 
+/*
+ * Verdicts that come from UML's lack of a JIT, trampolines or perf events,
+ * not from the program: an x86_64 kernel would judge these programs further.
+ * Said plainly, so that nobody mistakes them for the program's fault.
+ */
+static const struct {
+	const char *legacy;	/* substring of the legacy error line */
+	const char *note;
+} uml_only_verdicts[] = {
+	{ "JIT is required for calling kernel function",
+	  "UML has no BPF JIT and refuses kfunc calls before verifying; x86_64 would verify the program" },
+	{ "callbacks are not allowed in non-JITed programs",
+	  "UML's interpreter cannot run callbacks (bpf_loop, timers, for_each); x86_64 accepts them" },
+	{ "mixing of tail_calls and bpf-to-bpf calls",
+	  "only JITs support tail calls from programs with subprograms; x86_64 accepts this" },
+	{ "program requires BPF JIT compiler",
+	  "UML has no BPF JIT; x86_64 would load this program" },
+	{ "JIT is required to use arena", "arena maps need a JIT; x86_64 would verify the program" },
+	{ "Too large",
+	  "UML's interpreter rounds each frame's stack to 32 bytes, x86_64's JIT to 16: sizes here are larger than on x86_64" },
+};
+
+const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
+{
+	json_object *v;
+	size_t i;
+
+	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
+		return "UML lacks this program type (no perf events, kprobes or trampolines); "
+		       "x86_64 would load and verify it";
+	for (i = 0; legacy_error && i < sizeof(uml_only_verdicts) / sizeof(uml_only_verdicts[0]); i++)
+		if (strstr(legacy_error, uml_only_verdicts[i].legacy))
+			return uml_only_verdicts[i].note;
+	return NULL;
+}
+
 /* The most telling reason a program never reached the verifier. */
 static const char *not_loaded_reason(json_object *prog, char *buf, size_t size)
 {
@@ -236,6 +272,7 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 	bool color = opts->color;
 	struct diag_log *log;
 	char reason[512];
+	const char *note;
 	char *text;
 
 	log = program_log(s, prog, &text);
@@ -248,6 +285,7 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 		fprintf(out, ": %s", not_loaded_reason(prog, reason, sizeof(reason)));
 	fputc('\n', out);
 
+	note = uml_fidelity_note(prog, log ? log->legacy_error : NULL);
 	if (!strcmp(verdict, "rejected") && log) {
 		if (log->legacy_error)
 			fprintf(out, "  error: %s\n", log->legacy_error);
@@ -260,6 +298,9 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 	} else if (!strcmp(verdict, "accepted")) {
 		print_stats(out, log);
 	}
+	if (note)
+		fprintf(out, "  %snote: not the verdict x86_64 would give: %s%s\n", color ? "\033[1;33m" : "",
+			note, color ? "\033[0m" : "");
 	/* For a rejection the verifier's log speaks; libbpf explains the rest. */
 	if (!strcmp(verdict, "not_loaded") && messages && *messages) {
 		const char *line = messages;
@@ -285,6 +326,7 @@ json_object *program_json(struct session *s, json_object *prog)
 	};
 	struct diag_log *log;
 	json_object *value;
+	const char *note;
 	char *text;
 	size_t i;
 
@@ -292,6 +334,8 @@ json_object *program_json(struct session *s, json_object *prog)
 		if (json_object_object_get_ex(prog, copied[i], &value))
 			json_object_object_add(out, copied[i], json_object_get(value));
 	log = program_log(s, prog, &text);
+	note = uml_fidelity_note(prog, log ? log->legacy_error : NULL);
+	json_object_object_add(out, "uml_fidelity_note", note ? json_object_new_string(note) : NULL);
 	if (log) {
 		json_object_object_add(out, "diagnostics", diag_to_json(log));
 		json_object_object_add(out, "log", json_object_new_string(text));

@@ -146,6 +146,9 @@ def make_example_test(path, expect, gap):
             if ok:
                 raise Failure(f'the UML gap is closed ({verdict} {category}): remove its '
                               f'bpfuml-uml-gap line')
+            # A verdict UML gives for its own limits must say so.
+            check(p.get('uml_fidelity_note'), f'UML-only verdict without a fidelity note: '
+                  f'{d.get("legacy_error")!r}')
             raise Gap(f'{gap} (today: {p["verdict"]}, {got_category}, '
                       f'{d.get("legacy_error")!r})')
         check(p['verdict'] == verdict, f'verdict {p["verdict"]}, want {verdict}; '
