@@ -219,7 +219,7 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 		int timeout_s)
 {
 	VM_OPTS(opts, .kernel = paths->kernel, .init = paths->agent, .run_dir = s->run_dir,
-		.mem_mb = 1024);	/* room for a 512 MiB verifier log */
+		.mem_mb = 512);	/* room for a 256 MiB verifier log; more costs boot time */
 	struct vm_exit exit = { 0 };
 	char *text;
 	int err;

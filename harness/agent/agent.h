@@ -20,7 +20,7 @@
  * program that hits the 1M-instruction limit is ~100 MB. */
 #define AGENT_LOG_MIN (16u << 20)
 #define AGENT_LOG_GROWTH 4
-#define AGENT_LOG_MAX (512u << 20)
+#define AGENT_LOG_MAX (256u << 20)
 
 /* Each job fills RESULT and returns 0, or a negative errno when it could not
  * be done at all (the reason is then in RESULT's "error"). */
