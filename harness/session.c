@@ -45,7 +45,7 @@ void session_install_signal_handlers(struct session *s)
 
 int session_create(struct session *s)
 {
-	const char *base = "/dev/shm";
+	const char *base = getenv("BPFUML_RUNDIR") ?: "/dev/shm";
 	struct stat st;
 
 	memset(s, 0, sizeof(*s));
@@ -224,6 +224,8 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 	char *text;
 	int err;
 
+	/* Until the guest answers, this run has failed to start. */
+	s->status = SESSION_START_FAILED;
 	err = write_text(s, "job.json", json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN));
 	if (err)
 		return err;
@@ -232,10 +234,8 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 		return -errno;
 	s->start_ns = wall_ns();
 	err = vm_start(s->vm, &opts);
-	if (err) {
-		s->status = SESSION_START_FAILED;
+	if (err)
 		return err;
-	}
 	if (session_interrupted) {
 		vm_kill(s->vm);
 		s->status = SESSION_INTERRUPTED;

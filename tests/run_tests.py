@@ -24,6 +24,11 @@ BPFUML = os.path.join(BUILD, 'bin', 'bpfuml')
 PROGS = os.path.join(BUILD, 'tests', 'progs')
 SRC_PROGS = os.path.join(TOP, 'tests', 'progs')
 
+# Our runs put their run directories here, so that leftovers are ours alone
+# even when other bpfuml runs share the machine.
+RUNDIR_BASE = tempfile.mkdtemp(prefix='bpfuml-tests.', dir='/dev/shm' if os.path.isdir('/dev/shm') else None)
+os.environ['BPFUML_RUNDIR'] = RUNDIR_BASE
+
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_INFRA, EXIT_COMPILE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 tests = []
@@ -70,13 +75,13 @@ def guest_leftovers():
                 cmdline = f.read().replace(b'\0', b' ').decode(errors='replace')
         except OSError:
             continue
-        if 'umid=bpfuml-' in cmdline:
+        if 'umid=bpfuml-' in cmdline and RUNDIR_BASE in cmdline:
             procs.append(f'{pid}: {cmdline[:120]}')
-    dirs = glob.glob('/dev/shm/bpfuml.*') + glob.glob(os.path.join(tempfile.gettempdir(), 'bpfuml.*'))
+    dirs = glob.glob(os.path.join(RUNDIR_BASE, 'bpfuml.*'))
     return procs, dirs
 
 
-BASELINE_DIRS = set()   # run dirs someone kept (--keep) before we started
+BASELINE_DIRS = set()   # run dirs kept (--keep) before a test started
 
 
 def check_no_leftovers(before_dirs=()):
@@ -449,6 +454,8 @@ def main():
         passed += 1
         print(f'ok   {name} ({time.monotonic() - start:.2f} s)')
     print(f'{passed} passed, {failed} failed, {skipped} skipped')
+    if not guest_leftovers()[1]:
+        os.rmdir(RUNDIR_BASE)
     return 1 if failed else 0
 
 
