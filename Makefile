@@ -26,14 +26,15 @@ msg = @printf '  %-7s %s\n' $(1) $(2)
 endif
 
 KERNEL_OUTPUTS := $(B)/include/vmlinux.h $(B)/lib/libbpf.a
+BENCH_PROGS    := $(B)/progs/map_bench.bpf.o
 TEST_PROGS     := $(filter-out %/compile_error.bpf.c,$(wildcard tests/progs/*.bpf.c))
 TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o \
 		  $(patsubst tests/progs/%.bpf.c,$(B)/tests/progs/%.bpf.o,$(TEST_PROGS))
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c \
-		cmd_parse.c input.c paths.c diag.c diag_render.c
-AGENT_SRCS   := agent/agent.c agent/agent_bpf.c
+		cmd_parse.c cmd_bench.c input.c paths.c diag.c diag_render.c
+AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
@@ -42,7 +43,7 @@ UNIT_TESTS   := $(B)/tests/test_diag
 .PHONY: all deps kernel test clean FORCE
 .DELETE_ON_ERROR:
 
-all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS)
+all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -58,6 +59,11 @@ $(B)/tests/%.bpf.o: tests/smoke/%.bpf.c $(KERNEL_OUTPUTS)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(B)/tests/progs/%.bpf.o: tests/progs/%.bpf.c $(KERNEL_OUTPUTS)
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(B)/progs/%.bpf.o: progs/bench/%.bpf.c $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

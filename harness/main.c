@@ -33,6 +33,15 @@ static const struct command commands[] = {
 	  "names of the log are looked for (beside it) when not found from the current\n"
 	  "directory.  Exit 0 when the log shows an accepted program, 1 when it shows\n"
 	  "a rejection." },
+	{ "bench", cmd_bench, "bench [--quick] [--backend uml|host] [--samples N] [--png FILE]",
+	  "Benchmark BPF_MAP_TYPE_RHASH against BPF_MAP_TYPE_HASH, side by side:\n"
+	  "lookups (key size 4/8/32/256 x max_entries 1K/1M x fill 50/75/100%),\n"
+	  "full update (overwrite of present keys) and memory (steady and peak under\n"
+	  "an overwrite workload, value size 32 and 4096).  Figures are events per\n"
+	  "second, the median of --samples runs (default 5) with the min-max spread,\n"
+	  "and the rhtab/htab ratio.  --quick runs a short profile.  Backends: uml\n"
+	  "(kernel C code native, BPF interpreted) and host (the running kernel, as\n"
+	  "root; RHASH exists only from 7.x on).  --png draws a chart." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },
 };

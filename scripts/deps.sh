@@ -11,7 +11,7 @@ packages=(
 	xz-utils binutils dwarves
 	libelf-dev zlib1g-dev libzstd-dev libcap-dev libssl-dev
 	clang-19 llvm-19
-	libjson-c-dev
+	libjson-c-dev python3-matplotlib
 )
 
 missing=()

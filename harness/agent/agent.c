@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,13 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
+
+const char *agent_run_dir = AGENT_RUN_DIR;
 
 static long long wall_ns(void)
 {
@@ -28,6 +32,8 @@ static long long wall_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static bool host_mode;
+
 static void power_off(void)
 {
 	sync();
@@ -35,6 +41,13 @@ static void power_off(void)
 	/* Only reached if reboot() failed; an exiting init panics, which the
 	 * host reports as an infrastructure failure. */
 	_exit(1);
+}
+
+static void finish(void)
+{
+	if (host_mode)
+		exit(0);
+	power_off();
 }
 
 /* Mount failures of optional file systems are tolerated: a job that needs one
@@ -73,7 +86,7 @@ int agent_write_file(const char *name, const void *buf, size_t len)
 	const char *p = buf;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", AGENT_RUN_DIR, name);
+	snprintf(path, sizeof(path), "%s/%s", agent_run_dir, name);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -108,7 +121,7 @@ int agent_read_file(const char *name, void **buf, size_t *len)
 	size_t done = 0;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", AGENT_RUN_DIR, name);
+	snprintf(path, sizeof(path), "%s/%s", agent_run_dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -167,25 +180,35 @@ int main(int argc, char **argv)
 {
 	json_object *job = NULL, *result, *value;
 	long long start_ns = wall_ns();
+	struct utsname uts;
 	const char *command, *fault;
 	size_t len;
 	void *text;
 	int err, null_fd;
 
+	/* Host mode: not init, so no mounts and no power-off; the run
+	 * directory is used where it is. */
+	host_mode = getpid() != 1;
 	if (argc < 2)
-		power_off();
-	/* Our own diagnostics go nowhere near the console (see above). */
-	null_fd = open("/dev/null", O_RDWR);
-	if (null_fd >= 0) {
-		dup2(null_fd, 1);
-		dup2(null_fd, 2);
+		finish();
+	if (host_mode) {
+		agent_run_dir = argv[1];
+	} else {
+		/* Our own diagnostics go nowhere near the console (see above). */
+		null_fd = open("/dev/null", O_RDWR);
+		if (null_fd >= 0) {
+			dup2(null_fd, 1);
+			dup2(null_fd, 2);
+		}
+		if (setup_mounts(argv[1]))
+			finish();	/* no result: the host says the guest did not answer */
 	}
-	if (setup_mounts(argv[1]))
-		power_off();	/* no result: the host says the guest did not answer */
 
 	result = json_object_new_object();
 	json_object_object_add(result, "agent_start_ns", json_object_new_int64(start_ns));
 	json_object_object_add(result, "mounts_done_ns", json_object_new_int64(wall_ns()));
+	if (!uname(&uts))
+		json_object_object_add(result, "kernel", json_object_new_string(uts.release));
 	err = agent_read_file("job.json", &text, &len);
 	if (!err) {
 		job = json_tokener_parse(text);
@@ -197,7 +220,8 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	command = json_object_get_string(value);
-	if (json_object_object_get_ex(job, "test_fault", &value) &&
+	/* Never on the host: "panic" would crash the machine itself. */
+	if (!host_mode && json_object_object_get_ex(job, "test_fault", &value) &&
 	    (fault = json_object_get_string(value)))
 		inject_fault(fault);
 
@@ -205,6 +229,8 @@ int main(int argc, char **argv)
 		err = agent_verify(job, result);
 	else if (!strcmp(command, "run"))
 		err = agent_run(job, result);
+	else if (!strcmp(command, "bench"))
+		err = agent_bench(job, result);
 	else
 		json_object_object_add(result, "error", json_object_new_string("unknown command"));
 done:
@@ -212,6 +238,6 @@ done:
 	write_result(result);
 	json_object_put(result);
 	json_object_put(job);
-	power_off();
+	finish();
 	return 0;
 }

@@ -13,6 +13,10 @@
 /* Where the host's run directory appears inside the guest. */
 #define AGENT_RUN_DIR "/tmp/run"
 
+/* The run directory in use: AGENT_RUN_DIR as PID 1 in a guest, or the
+ * directory given on the command line in host mode (bench --backend host). */
+extern const char *agent_run_dir;
+
 /* First and largest verifier log buffer per program.  The buffer grows
  * fourfold on ENOSPC instead of letting the kernel truncate the log: every
  * retry verifies the program again, so few large steps beat many small ones.
@@ -26,6 +30,7 @@
  * be done at all (the reason is then in RESULT's "error"). */
 int agent_verify(json_object *job, json_object *result);
 int agent_run(json_object *job, json_object *result);
+int agent_bench(json_object *job, json_object *result);
 
 /* Write BUF to AGENT_RUN_DIR/NAME (through fsync, so the host sees it). */
 int agent_write_file(const char *name, const void *buf, size_t len);

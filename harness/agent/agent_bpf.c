@@ -87,7 +87,7 @@ static struct bpf_object *open_object(const char *path, json_object *result)
 	char guest_path[512];
 	struct bpf_object *obj;
 
-	snprintf(guest_path, sizeof(guest_path), "%s/%s", AGENT_RUN_DIR, path);
+	snprintf(guest_path, sizeof(guest_path), "%s/%s", agent_run_dir, path);
 	obj = bpf_object__open_file(guest_path, NULL);
 	if (!obj)
 		set_error(result, "libbpf could not open the object: %s%s%s", strerror(errno),
