@@ -46,12 +46,13 @@ static void uml_child(const struct vm_opts *opts, char *const argv[], int consol
 static int uml_start(struct vm *vm, const struct vm_opts *opts)
 {
 	char mem[32], umid[64], uml_dir[4200], init[4200], console_path[4200];
+	static unsigned int instance;	/* bench boots many guests per process */
 	int console_fd;
 	pid_t pid;
 
 	snprintf(mem, sizeof(mem), "mem=%uM", opts->mem_mb ?: 256);
 	/* Unique per run: two runs at once never share an instance. */
-	snprintf(umid, sizeof(umid), "umid=bpfuml-%d-%lx", getpid(), (long)time(NULL));
+	snprintf(umid, sizeof(umid), "umid=bpfuml-%d-%lx-%u", getpid(), (long)time(NULL), instance++);
 	snprintf(uml_dir, sizeof(uml_dir), "uml_dir=%s", opts->run_dir);
 	snprintf(init, sizeof(init), "init=%s", opts->init);
 	if (opts->console_log)
