@@ -2,6 +2,12 @@
 # build-kernel.sh — fetch, patch, configure and build the UML kernel, libbpf
 # and bpftool from one tree, cached outside the repo, keyed by what went in.
 #
+#   scripts/build-kernel.sh          the UML kernel, libbpf, bpftool (`make`)
+#   scripts/build-kernel.sh qemu     the x86_64 reference kernel (bzImage, JIT)
+#                                    for --backend qemu, from the same patched
+#                                    tree, in its own build dir and cache key
+#                                    (`make qemu-kernel`)
+#
 # Environment (the Makefile passes these through):
 #   KERNEL_SRC=DIR      build this kernel tree instead of the Debian package
 #   KERNEL_DEB=FILE     use this linux-source-*.deb instead of downloading one
@@ -20,6 +26,11 @@ JOBS=${JOBS:-$(nproc)}
 CLANG=${CLANG:-clang-19}
 LLVM_STRIP=${LLVM_STRIP:-llvm-strip-19}
 KEEP_ARTIFACTS=${KEEP_ARTIFACTS:-4}
+TARGET=${1:-uml}
+case $TARGET in
+uml | qemu) ;;
+*) echo "usage: build-kernel.sh [uml|qemu]" >&2; exit 2 ;;
+esac
 
 if [ -z "${BPFUML_CACHE:-}" ]; then
 	if [ -n "${XDG_CACHE_HOME:-}" ]; then BPFUML_CACHE=$XDG_CACHE_HOME/bpfuml
@@ -218,38 +229,51 @@ apply_patches() {
 
 fragments=()
 collect_fragments() {
-	local f
-	for f in "$top"/uml-config/*.config; do
+	local f dir=$top/uml-config
+	[ "$TARGET" = qemu ] && dir=$top/uml-config/qemu-x86_64
+	for f in "$dir"/*.config; do
 		[ -e "$f" ] && fragments+=("$f")
 	done
 }
 
+# Fragment paths relative to the repo, for messages and the manifest.
+rel() { printf '%s' "${1#"$top"/}"; }
+
+# The selftests' own fragments the kernel of TARGET starts from: config for
+# both, config.vm (9p, virtio) for the QEMU guest as well.
+selftest_fragments() {
+	echo tools/testing/selftests/bpf/config
+	[ "$TARGET" = qemu ] && echo tools/testing/selftests/bpf/config.vm
+	return 0
+}
+
 configure() {
-	local old=$out/.config.previous
+	local old=$out/.config.previous base=()
 	[ -f "$out/.config" ] && cp -p "$out/.config" "$old"
-	say CONFIG "ARCH=um defconfig + tools/testing/selftests/bpf/config + uml-config/*.config"
-	run_logged "$log" make -C "$tree" ARCH=um O="$out" defconfig
+	mapfile -t base < <(selftest_fragments)
+	say CONFIG "ARCH=$karch $defconfig + ${base[*]} + $(rel "$(dirname "${fragments[0]}")")/*.config"
+	run_logged "$log" make -C "$tree" ARCH="$karch" O="$out" "$defconfig"
 	run_logged "$log" "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
-		"$tree/tools/testing/selftests/bpf/config" "${fragments[@]}"
-	run_logged "$log" make -C "$tree" ARCH=um O="$out" olddefconfig
+		"${base[@]/#/$tree/}" "${fragments[@]}"
+	run_logged "$log" make -C "$tree" ARCH="$karch" O="$out" olddefconfig
 	# An unchanged config keeps its timestamp, so make has nothing to redo.
 	if [ -f "$old" ] && cmp -s "$old" "$out/.config"; then touch -r "$old" "$out/.config"; fi
 	rm -f "$old"
 
 	local labels=() strict=() f
-	labels+=("tools/testing/selftests/bpf/config=$tree/tools/testing/selftests/bpf/config")
+	for f in "${base[@]}"; do labels+=("$f=$tree/$f"); done
 	for f in "${fragments[@]}"; do
-		labels+=("uml-config/$(basename "$f")=$f")
-		strict+=("uml-config/$(basename "$f")")
+		labels+=("$(rel "$f")=$f")
+		strict+=("$(rel "$f")")
 	done
-	if ! python3 "$top/scripts/check-config.py" "$tree" "$out/.config" "${strict[@]}" -- "${labels[@]}" \
+	if ! python3 "$top/scripts/check-config.py" --arch="$karch" "$tree" "$out/.config" "${strict[@]}" -- "${labels[@]}" \
 		>"$out/config-report.txt"; then
 		cat "$out/config-report.txt" >&2
-		die "an option that uml-config/ asks for is not in the final .config (reasons above)"
+		die "an option that $(rel "$(dirname "${fragments[0]}")")/ asks for is not in the final .config (reasons above)"
 	fi
 	local dropped
 	dropped=$(awk '/^tools\/testing\/selftests\/bpf\/config:/ {print $2}' "$out/config-report.txt")
-	[ -n "$dropped" ] && say CONFIG "$dropped option(s) of the selftests' config cannot be carried by UML (build/kernel/config-report.txt)"
+	[ -n "$dropped" ] && say CONFIG "$dropped option(s) of the selftests' config cannot be carried by ARCH=$karch ($out/config-report.txt)"
 	return 0
 }
 
@@ -304,7 +328,7 @@ install_artifacts() {
 	source-tree: $pristine
 	patched-tree: $(git_tree rev-parse 'HEAD^{tree}')
 	patches: $(series_patches | tr '\n' ' ')
-	config-fragments: $(for f in "${fragments[@]}"; do printf '%s ' "uml-config/$(basename "$f")"; done)
+	config-fragments: $(for f in "${fragments[@]}"; do printf '%s ' "$(rel "$f")"; done)
 	toolchain: $(toolchain_id | tr '\n' ';')
 	build-dir: $out
 	built: $(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -333,9 +357,13 @@ link_build_dir() {
 	touch "$art/.complete"
 }
 
+# UML artifacts are named by their key alone, QEMU ones qemu-x86_64-KEY; each
+# kind keeps its own KEEP_ARTIFACTS newest.
 prune_artifacts() {
-	local old
-	old=$(ls -1dt "$cache"/artifacts/*/.complete 2>/dev/null | tail -n +$((KEEP_ARTIFACTS + 1)) || true)
+	local old pattern='[0-9a-f]*'
+	[ "$TARGET" = qemu ] && pattern='qemu-x86_64-*'
+	# shellcheck disable=SC2086
+	old=$(ls -1dt "$cache"/artifacts/$pattern/.complete 2>/dev/null | tail -n +$((KEEP_ARTIFACTS + 1)) || true)
 	for f in $old; do rm -rf "$(dirname "$f")"; done
 }
 
@@ -352,6 +380,7 @@ compute_key() {
 		series_patches | while read -r name; do
 			echo "patch $name"; cat "$top/kernel-patches/$name" 2>/dev/null || echo missing
 		done
+		[ "$TARGET" = uml ] || echo "target $TARGET"
 		for f in "${fragments[@]}"; do echo "fragment $(basename "$f")"; cat "$f"; done
 		toolchain_id
 		cat "$top/scripts/build-kernel.sh" "$top/scripts/check-config.py"
@@ -368,6 +397,10 @@ main() {
 	prepare_source
 	collect_fragments
 	key=$(compute_key)
+	if [ "$TARGET" = qemu ]; then
+		main_qemu
+		return
+	fi
 	art=$cache/artifacts/$key
 	if [ -f "$art/.complete" ]; then
 		link_build_dir
@@ -376,6 +409,7 @@ main() {
 	fi
 	out=$cache/trees/$slot/build
 	log=$out/build.log
+	karch=um defconfig=defconfig
 	mkdir -p "$out"
 	: >"$log"
 	say SOURCE "$source_desc (cache: $cache/trees/$slot)"
@@ -386,6 +420,74 @@ main() {
 	link_build_dir
 	prune_artifacts
 	say DONE "artifacts in $art, linked from $BUILD_DIR"
+}
+
+# ---------------------------------------------------------------------------
+# The x86_64 reference kernel: same slot, same patched work tree, its own O=
+# directory beside the UML one.  Artifacts: bzImage, config, the x86_64 BTF as
+# vmlinux.h; build/qemu links to them.
+
+build_qemu() {
+	local started=$SECONDS kv=()
+	[ "$V" = 1 ] && kv=(V=1)
+	if [ -f "$out/arch/x86/boot/bzImage" ]; then say KERNEL "rebuilding the x86_64 bzImage incrementally (log: $log)"
+	else say KERNEL "building the x86_64 bzImage with BTF and the JIT: ~20 min on 2 cores the first time, once per kernel source/patches/config (log: $log)"; fi
+	run_logged "$log" make -C "$tree" ARCH=x86_64 O="$out" -j"$JOBS" "${kv[@]}" bzImage ||
+		die "x86_64 kernel build failed (full log: $log)"
+	say KERNEL "x86_64 bzImage built in $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
+}
+
+install_qemu_artifacts() {
+	local staging=$art.tmp bpftool=$cache/trees/$slot/build/bpftool/bpftool
+	rm -rf "$staging"
+	mkdir -p "$staging"
+	cp "$out/arch/x86/boot/bzImage" "$staging/bzImage"
+	cp "$out/.config" "$staging/config"
+	cp "$out/config-report.txt" "$staging/config-report.txt"
+	# x86_64's own types, for objects that must match the reference kernel.
+	[ -x "$bpftool" ] || bpftool=$BUILD_DIR/bin/bpftool
+	if [ -x "$bpftool" ]; then
+		"$bpftool" btf dump file "$out/vmlinux" format c >"$staging/vmlinux.h" ||
+			die "generating vmlinux.h from the x86_64 kernel's BTF failed"
+	fi
+	cat >"$staging/manifest" <<-EOF
+	key: $key
+	target: x86_64 bzImage for --backend qemu
+	source: $source_desc
+	source-tree: $pristine
+	patched-tree: $(git_tree rev-parse 'HEAD^{tree}')
+	patches: $(series_patches | tr '\n' ' ')
+	config-fragments: $(selftest_fragments | tr '\n' ' ')$(for f in "${fragments[@]}"; do printf '%s ' "$(rel "$f")"; done)
+	toolchain: $(toolchain_id | tr '\n' ';')
+	build-dir: $out
+	built: $(date -u +%Y-%m-%dT%H:%M:%SZ)
+	EOF
+	rm -rf "$art"
+	mv "$staging" "$art"
+	touch "$art/.complete"
+}
+
+main_qemu() {
+	art=$cache/artifacts/qemu-x86_64-$key
+	if [ ! -f "$art/.complete" ]; then
+		out=$cache/trees/$slot/build-x86_64
+		log=$out/build.log
+		karch=x86_64 defconfig=x86_64_defconfig
+		mkdir -p "$out"
+		: >"$log"
+		say SOURCE "$source_desc (cache: $cache/trees/$slot)"
+		apply_patches
+		configure
+		build_qemu
+		install_qemu_artifacts
+		prune_artifacts
+		say DONE "x86_64 artifacts in $art, linked from $BUILD_DIR/qemu"
+	elif [ "$V" = 1 ]; then
+		say CACHED "$art"
+	fi
+	mkdir -p "$BUILD_DIR"
+	ln -sfn "$art" "$BUILD_DIR/qemu"
+	touch "$art/.complete"
 }
 
 main "$@"; exit $?

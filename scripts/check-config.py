@@ -5,7 +5,7 @@ Compares each fragment's requests with the final .config and, for every option
 that did not survive, looks for the reason in the tree's Kconfig files (unmet
 "depends on", a later fragment overriding it, a symbol that does not exist).
 
-usage: check-config.py SRCTREE FINAL_CONFIG STRICT_LABEL... -- LABEL=FRAGMENT...
+usage: check-config.py [--arch=um|x86_64] SRCTREE FINAL_CONFIG STRICT_LABEL... -- LABEL=FRAGMENT...
 Fragments whose label is listed before '--' are strict: a dropped option of
 theirs makes the exit status 1.  The report goes to stdout.
 """
@@ -34,8 +34,11 @@ def read_config(path):
     return values
 
 
+ARCH = 'um'
+
+
 def kconfig_files(srctree):
-    """Kconfig files an ARCH=um build can source: all but other arches'."""
+    """Kconfig files an ARCH=um (or x86_64) build can source: all but other arches'."""
     for root, dirs, files in os.walk(srctree):
         rel = os.path.relpath(root, srctree)
         parts = rel.split(os.sep)
@@ -46,7 +49,10 @@ def kconfig_files(srctree):
             if parts[1] not in ('um', 'x86'):
                 dirs[:] = []
                 continue
-            if parts[1] == 'x86' and len(parts) > 2 and parts[2] != 'um':
+            if parts[1] == 'um' and ARCH != 'um':
+                dirs[:] = []
+                continue
+            if parts[1] == 'x86' and len(parts) > 2 and parts[2] != 'um' and ARCH == 'um':
                 dirs[:] = []
                 continue
         for name in files:
@@ -104,7 +110,7 @@ def explain(symbol, final, defs, depth=0, seen=None):
     seen.add(symbol)
     entries = defs.get(symbol)
     if not entries:
-        return [f'{symbol} is not defined in this tree (for ARCH=um)']
+        return [f'{symbol} is not defined in this tree (for ARCH={ARCH})']
     reasons = []
     for entry in entries:
         unmet = []
@@ -124,11 +130,15 @@ def explain(symbol, final, defs, depth=0, seen=None):
                                                       depth + 1, seen)]
         if not unmet and not entry['prompt']:
             reasons.append(f'{symbol} has no prompt: it is only selected, '
-                           f'and nothing selects it for ARCH=um ({entry["file"]})')
+                           f'and nothing selects it for ARCH={ARCH} ({entry["file"]})')
     return reasons
 
 
 def main(argv):
+    global ARCH
+    if len(argv) > 1 and argv[1].startswith('--arch='):
+        ARCH = argv[1][len('--arch='):]
+        argv = argv[:1] + argv[2:]
     if len(argv) < 4 or '--' not in argv:
         print(__doc__, file=sys.stderr)
         return 2

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh — make sure the Debian packages bpfuml builds with are installed.
+#   scripts/deps.sh          what the UML kernel, harness and tests need
+#   scripts/deps.sh qemu     in addition, what the x86_64 reference backend
+#                            (make qemu-kernel, --backend qemu) needs
 #
 # Only bookworm's own suites are used (the system's apt sources are never
 # touched).  As root, missing packages are installed; otherwise the exact
@@ -13,6 +16,10 @@ packages=(
 	clang-19 llvm-19
 	libjson-c-dev python3-matplotlib
 )
+if [ "${1:-}" = qemu ]; then
+	# The x86_64 kernel's build (bzImage compression, objtool) and its VM.
+	packages+=(qemu-system-x86 libssl-dev lz4)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
