@@ -32,7 +32,7 @@ TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o \
 		  $(patsubst tests/progs/%.bpf.c,$(B)/tests/progs/%.bpf.o,$(TEST_PROGS))
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
-HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c \
+HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_bench.c input.c paths.c diag.c diag_render.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))

@@ -34,7 +34,8 @@ struct common_opts {
 	bool json;		/* stdout is one JSON document (json or sarif) */
 	bool color;		/* resolved by common_finish() */
 	bool no_color;
-	int timeout_s;
+	int timeout_s;		/* 0 until common_finish(): the backend's default */
+	const char *backend;	/* "uml" or "qemu" (--backend) */
 	int log_level;
 	bool keep;
 	const char *cflags;

@@ -20,7 +20,8 @@
 #include "bpfuml.h"
 #include "options.h"
 
-enum { OPT_QUICK = 0x200, OPT_BACKEND, OPT_PNG, OPT_SAMPLES };
+/* --backend is a common option (options.h); bench takes uml or host. */
+enum { OPT_QUICK = 0x200, OPT_PNG, OPT_SAMPLES };
 
 struct bench_row {
 	const char *bench;	/* lookup, full-update, mem */
@@ -187,7 +188,6 @@ int cmd_bench(int argc, char **argv)
 	static const struct option longopts[] = {
 		COMMON_LONGOPTS,
 		{ "quick", no_argument, NULL, OPT_QUICK },
-		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "png", required_argument, NULL, OPT_PNG },
 		{ "samples", required_argument, NULL, OPT_SAMPLES },
 		{ 0 },

@@ -106,10 +106,15 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 {
 	int err;
 
-	if (access(paths->kernel, X_OK) || access(paths->agent, X_OK))
+	if (!strcmp(opts->backend, "qemu") && access(paths->qemu_kernel, R_OK))
+		return fail(opts, EXIT_INFRA, "infrastructure",
+			    "the x86_64 reference kernel (%s) is not built; run `make qemu-kernel` "
+			    "(~20 min once) or use ./run.sh, which builds it", paths->qemu_kernel);
+	if ((strcmp(opts->backend, "qemu") && access(paths->kernel, X_OK)) || access(paths->agent, X_OK))
 		return fail(opts, EXIT_INFRA, "infrastructure",
 			    "the UML kernel (%s) or the guest agent (%s) is not built; run make or ./run.sh",
 			    paths->kernel, paths->agent);
+	s->backend = opts->backend;
 	if (opts->test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));
 	err = session_run(s, paths, job, opts->timeout_s);
@@ -165,7 +170,8 @@ void print_timing(FILE *out, const struct session *s)
 	long long agent_start = json_int(s->result, "agent_start_ns", 0);
 	long long job_end = json_int(s->result, "job_end_ns", 0);
 
-	fprintf(out, "guest: %.1f ms (boot %.1f, job %.1f, shutdown %.1f)\n",
+	fprintf(out, "guest%s: %.1f ms (boot %.1f, job %.1f, shutdown %.1f)\n",
+		s->backend && !strcmp(s->backend, "qemu") ? " (qemu, x86_64 JIT)" : "",
 		phase_ms(s->start_ns, s->exit_ns), phase_ms(s->start_ns, agent_start),
 		phase_ms(agent_start, job_end), phase_ms(job_end, s->exit_ns));
 }

@@ -9,20 +9,25 @@
 
 enum {
 	OPT_JSON = 0x100, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_NO_COLOR, OPT_KEEP, OPT_CFLAGS,
-	OPT_TEST_FAULT, OPT_FORMAT,
+	OPT_TEST_FAULT, OPT_FORMAT, OPT_BACKEND,
 };
 
 #define COMMON_LONGOPTS							\
 	{ "json", no_argument, NULL, OPT_JSON },			\
 	{ "format", required_argument, NULL, OPT_FORMAT },		\
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
+	{ "backend", required_argument, NULL, OPT_BACKEND },		\
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },	\
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },		\
 	{ "keep", no_argument, NULL, OPT_KEEP },			\
 	{ "cflags", required_argument, NULL, OPT_CFLAGS },		\
 	{ "test-fault", required_argument, NULL, OPT_TEST_FAULT }
 
-#define COMMON_OPTS_DEFAULT { .timeout_s = 60, .log_level = 1 }
+#define COMMON_OPTS_DEFAULT { .backend = "uml", .log_level = 1 }
+/* Default --timeout per backend: UML boots in ~0.1 s, QEMU's TCG in seconds
+ * and runs the job several times slower. */
+#define TIMEOUT_UML_S 60
+#define TIMEOUT_QEMU_S 300
 
 /* Apply one common option.  Returns -1 when handled (keep parsing), or the
  * exit code to return (bad value, unknown option). */

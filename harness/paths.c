@@ -28,6 +28,8 @@ int paths_init(struct bpfuml_paths *paths)
 	}
 	if (snprintf(paths->kernel, sizeof(paths->kernel), "%s/kernel/linux",
 		     paths->build_dir) >= (int)sizeof(paths->kernel) ||
+	    snprintf(paths->qemu_kernel, sizeof(paths->qemu_kernel), "%s/qemu/bzImage",
+		     paths->build_dir) >= (int)sizeof(paths->qemu_kernel) ||
 	    snprintf(paths->agent, sizeof(paths->agent), "%s/bin/bpfuml-agent",
 		     paths->build_dir) >= (int)sizeof(paths->agent) ||
 	    snprintf(paths->include_dir, sizeof(paths->include_dir), "%s/include",

@@ -10,6 +10,7 @@
 struct bpfuml_paths {
 	char build_dir[PATH_MAX];
 	char kernel[PATH_MAX];		/* build/kernel/linux */
+	char qemu_kernel[PATH_MAX];	/* build/qemu/bzImage (make qemu-kernel) */
 	char agent[PATH_MAX];		/* build/bin/bpfuml-agent */
 	char include_dir[PATH_MAX];	/* build/include: vmlinux.h, bpf/ */
 };

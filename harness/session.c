@@ -218,7 +218,9 @@ static void check_console(struct session *s)
 int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
 		int timeout_s)
 {
-	VM_OPTS(opts, .kernel = paths->kernel, .init = paths->agent, .run_dir = s->run_dir,
+	const char *backend = s->backend ?: "uml";
+	VM_OPTS(opts, .kernel = strcmp(backend, "qemu") ? paths->kernel : paths->qemu_kernel,
+		.init = paths->agent, .run_dir = s->run_dir,
 		.mem_mb = 512);	/* room for a 256 MiB verifier log; more costs boot time */
 	struct vm_exit exit = { 0 };
 	char *text;
@@ -229,13 +231,16 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 	err = write_text(s, "job.json", json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN));
 	if (err)
 		return err;
-	s->vm = vm_new("uml");
+	s->vm = vm_new(backend);
 	if (!s->vm)
 		return -errno;
 	s->start_ns = wall_ns();
 	err = vm_start(s->vm, &opts);
-	if (err)
+	if (err) {
+		if (session_interrupted)	/* e.g. during QEMU's KVM probe */
+			s->status = SESSION_INTERRUPTED;
 		return err;
+	}
 	if (session_interrupted) {
 		vm_kill(s->vm);
 		s->status = SESSION_INTERRUPTED;

@@ -28,6 +28,7 @@ struct session {
 	char *trouble;			/* console lines that explain a failure */
 	long long start_ns, exit_ns;	/* host wall clock around the guest */
 	int keep;			/* leave the run directory for inspection */
+	const char *backend;		/* "uml" (default) or "qemu" */
 };
 
 int session_create(struct session *s);

@@ -8,7 +8,7 @@
 
 #include "vm.h"
 
-static const struct vm_backend *backends[] = { &vm_backend_uml };
+static const struct vm_backend *backends[] = { &vm_backend_uml, &vm_backend_qemu };
 
 struct vm *vm_new(const char *backend)
 {

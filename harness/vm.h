@@ -54,5 +54,6 @@ void vm_free(struct vm *vm);
 void vm_kill_from_signal(struct vm *vm);
 
 extern const struct vm_backend vm_backend_uml;
+extern const struct vm_backend vm_backend_qemu;
 
 #endif

@@ -3,6 +3,9 @@
  * job, dispatch it, write the result, power off.
  *
  * Started by the kernel as init, with the host's run directory as argv[1].
+ * The environment variable bpfuml_channel (from the kernel command line)
+ * says how that directory is reached: "hostfs" (UML, the default) or "9p"
+ * (QEMU, the virtio-9p share tagged AGENT_9P_TAG).
  * Nothing it says goes to the console: the host scans the console for kernel
  * trouble only, and a verifier log quoting "BUG:" must not look like one.
  */
@@ -61,6 +64,51 @@ static int mount_fs(const char *source, const char *target, const char *type,
 	return 0;
 }
 
+/* A QEMU guest's clock starts from the RTC, to the second.  The host's
+ * clock is one 9p round trip away: a file created in the run directory gets
+ * the host's time as its timestamps.  Taking it makes the guest's
+ * CLOCK_REALTIME the host's (to well under a millisecond), so that the
+ * host's timing of boot and job stays right.  Returns the step taken, ns. */
+static long long sync_clock_with_host(void)
+{
+	char path[sizeof(AGENT_RUN_DIR) + 16];
+	struct timespec before, after, now;
+	struct stat st;
+	long long step;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.clock", AGENT_RUN_DIR);
+	clock_gettime(CLOCK_REALTIME, &before);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, &after);
+	close(fd);
+	unlink(path);
+	/* The host stamped the file half-way through the round trip. */
+	step = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec -
+	       ((before.tv_sec + after.tv_sec) * 1000000000LL + before.tv_nsec + after.tv_nsec) / 2;
+	clock_gettime(CLOCK_REALTIME, &now);
+	now.tv_sec += step / 1000000000LL;
+	now.tv_nsec += step % 1000000000LL;
+	if (now.tv_nsec < 0) {
+		now.tv_nsec += 1000000000L;
+		now.tv_sec--;
+	} else if (now.tv_nsec >= 1000000000L) {
+		now.tv_nsec -= 1000000000L;
+		now.tv_sec++;
+	}
+	if (clock_settime(CLOCK_REALTIME, &now))
+		return 0;
+	return step;
+}
+
+static int use_9p;
+
 static int setup_mounts(const char *host_run_dir)
 {
 	int err;
@@ -70,7 +118,11 @@ static int setup_mounts(const char *host_run_dir)
 	/* The root is the host's / read-only: scratch space is a tmpfs, and
 	 * the run directory is the only host path the guest can write. */
 	err = err ?: mount_fs("tmpfs", "/tmp", "tmpfs", 0, "mode=1777");
-	err = err ?: mount_fs("none", AGENT_RUN_DIR, "hostfs", 0, host_run_dir);
+	if (use_9p)
+		err = err ?: mount_fs(AGENT_9P_TAG, AGENT_RUN_DIR, "9p", 0,
+				      "trans=virtio,version=9p2000.L,msize=262144,cache=none");
+	else
+		err = err ?: mount_fs("none", AGENT_RUN_DIR, "hostfs", 0, host_run_dir);
 	if (err)
 		return err;
 	mount_fs("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
@@ -179,9 +231,9 @@ static void write_result(json_object *result)
 int main(int argc, char **argv)
 {
 	json_object *job = NULL, *result, *value;
-	long long start_ns = wall_ns();
+	long long start_ns = wall_ns(), clock_step = 0;
 	struct utsname uts;
-	const char *command, *fault;
+	const char *command, *fault, *channel = getenv("bpfuml_channel");
 	size_t len;
 	void *text;
 	int err, null_fd;
@@ -200,8 +252,15 @@ int main(int argc, char **argv)
 			dup2(null_fd, 1);
 			dup2(null_fd, 2);
 		}
+		use_9p = channel && !strcmp(channel, "9p");
 		if (setup_mounts(argv[1]))
 			finish();	/* no result: the host says the guest did not answer */
+	}
+	if (use_9p) {
+		/* The agent started before the clock was set: move its start
+		 * time by the same step. */
+		clock_step = sync_clock_with_host();
+		start_ns += clock_step;
 	}
 
 	result = json_object_new_object();
@@ -209,6 +268,8 @@ int main(int argc, char **argv)
 	json_object_object_add(result, "mounts_done_ns", json_object_new_int64(wall_ns()));
 	if (!uname(&uts))
 		json_object_object_add(result, "kernel", json_object_new_string(uts.release));
+	if (use_9p)
+		json_object_object_add(result, "clock_step_ns", json_object_new_int64(clock_step));
 	err = agent_read_file("job.json", &text, &len);
 	if (!err) {
 		job = json_tokener_parse(text);

@@ -12,6 +12,8 @@
 
 /* Where the host's run directory appears inside the guest. */
 #define AGENT_RUN_DIR "/tmp/run"
+/* The 9p mount tag of the run directory on QEMU (vm_qemu.c). */
+#define AGENT_9P_TAG "bpfuml_run"
 
 /* The run directory in use: AGENT_RUN_DIR as PID 1 in a guest, or the
  * directory given on the command line in host mode (bench --backend host). */
