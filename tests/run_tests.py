@@ -65,7 +65,7 @@ def bpfuml_json(*args, **kw):
 
 
 def guest_leftovers():
-    """UML processes and run directories that outlived their bpfuml."""
+    """UML or QEMU guests and run directories that outlived their bpfuml."""
     procs = []
     for pid in os.listdir('/proc'):
         if not pid.isdigit():
@@ -75,7 +75,7 @@ def guest_leftovers():
                 cmdline = f.read().replace(b'\0', b' ').decode(errors='replace')
         except OSError:
             continue
-        if 'umid=bpfuml-' in cmdline and RUNDIR_BASE in cmdline:
+        if ('umid=bpfuml-' in cmdline or 'mount_tag=bpfuml_run' in cmdline) and RUNDIR_BASE in cmdline:
             procs.append(f'{pid}: {cmdline[:120]}')
     dirs = glob.glob(os.path.join(RUNDIR_BASE, 'bpfuml.*'))
     return procs, dirs
@@ -87,7 +87,7 @@ BASELINE_DIRS = set()   # run dirs kept (--keep) before a test started
 def check_no_leftovers(before_dirs=()):
     procs, dirs = guest_leftovers()
     dirs = [d for d in dirs if d not in before_dirs and d not in BASELINE_DIRS]
-    check(not procs, 'UML processes left behind:\n' + '\n'.join(procs))
+    check(not procs, 'guest processes left behind:\n' + '\n'.join(procs))
     check(not dirs, 'run directories left behind: ' + ' '.join(dirs))
 
 
@@ -442,15 +442,117 @@ def two_runs_at_once_do_not_collide():
     check_no_leftovers()
 
 
+# ---- the x86_64 reference backend (--backend qemu) ---------------------------
+# Only when its kernel is built (make qemu-kernel) or BPFUML_QEMU_TESTS=1 asks
+# for it (tests/run.sh then builds it); BPFUML_QEMU_TESTS=0 leaves them out.
+
+QEMU_KERNEL = os.path.join(BUILD, 'qemu', 'bzImage')
+
+
+def qemu_tests_wanted():
+    env = os.environ.get('BPFUML_QEMU_TESTS')
+    if env is not None and env != '':
+        return env != '0'
+    return os.path.exists(QEMU_KERNEL)
+
+
+def qemu_test(func):
+    func.qemu = True
+    return test(func)
+
+
+@qemu_test
+def qemu_verify_accepted_program():
+    code, doc, err = bpfuml_json('verify', '--backend', 'qemu', os.path.join(PROGS, 'accepted.bpf.o'),
+                                 timeout=600)
+    check(code == EXIT_OK, f'exit {code}, want 0; {doc.get("error")} stderr: {err}')
+    check(doc['backend'] == 'qemu', f'backend {doc["backend"]!r}')
+    p = prog(doc, 'pass_all')
+    check(p['verdict'] == 'accepted', f'verdict {p["verdict"]}')
+    check(p['diagnostics']['stats'] and p['diagnostics']['stats']['insns_processed'] > 0,
+          f'no statistics line: {p["diagnostics"]}')
+    check(doc['timing']['boot_ms'] > 0, f'timing: {doc["timing"]}')
+    check_no_leftovers()
+
+
+@qemu_test
+def qemu_verify_rejected_program():
+    code, doc, err = bpfuml_json('verify', '--backend', 'qemu', os.path.join(PROGS, 'rejected.bpf.o'),
+                                 timeout=600)
+    check(code == EXIT_REJECTED, f'exit {code}, want 1; {doc.get("error")} stderr: {err}')
+    check(doc['backend'] == 'qemu', f'backend {doc["backend"]!r}')
+    p = prog(doc, 'unchecked_lookup')
+    check(p['verdict'] == 'rejected', f'verdict {p["verdict"]}')
+    d = p['diagnostics']
+    check(d['legacy_error'] and 'map_value_or_null' in d['legacy_error'], f'legacy line: {d["legacy_error"]!r}')
+    check(d['has_report'] and d['reports'][0]['category'] == 'Register Type Safety',
+          'no Register Type Safety report; log tail:\n' + p['log'][-1500:])
+    check_no_leftovers()
+
+
+@qemu_test
+def qemu_jit_kfunc_example_gets_its_report():
+    """What the JIT changes: UML refuses every kfunc call ("JIT is required for
+    calling kernel function"); x86_64 finds the leaked iterator."""
+    path = os.path.join(TOP, 'progs', 'examples', 'resource_iter_not_destroyed.bpf.c')
+    code, doc, err = bpfuml_json('verify', '--backend', 'qemu', path, timeout=600)
+    check(code == EXIT_REJECTED, f'exit {code}, want 1; {doc.get("error")} stderr: {err}')
+    p = doc['programs'][0]
+    d = p['diagnostics'] or {}
+    check(p['verdict'] == 'rejected', f'verdict {p["verdict"]}')
+    check('JIT is required' not in (d.get('legacy_error') or ''), f'legacy: {d.get("legacy_error")!r}')
+    check(d.get('has_report') and d['reports'][0]['category'] == 'Resource Lifetime Safety',
+          f'category {d.get("reports")}; legacy {d.get("legacy_error")!r}')
+
+
+@qemu_test
+def qemu_run_program():
+    code, doc, err = bpfuml_json('run', '--backend', 'qemu', os.path.join(PROGS, 'accepted.bpf.o'),
+                                 '--prog', 'pass_all', timeout=600)
+    check(code == EXIT_OK, f'exit {code}: {doc.get("error")} {err}')
+    check(doc['backend'] == 'qemu', f'backend {doc["backend"]!r}')
+    check(doc['run']['retval'] == 2, f'retval {doc["run"]["retval"]}, want XDP_PASS (2)')
+
+
+@qemu_test
+def qemu_guest_panic_is_infrastructure_failure():
+    before = guest_leftovers()[1]
+    code, doc, err = bpfuml_json('verify', '--backend', 'qemu', os.path.join(PROGS, 'accepted.bpf.o'),
+                                 '--test-fault', 'panic', timeout=600)
+    check(code == EXIT_INFRA, f'exit {code}, want 3')
+    check(doc['error']['kind'] == 'kernel' and 'Kernel panic' in doc['error']['message'],
+          f'panic not reported with its lines: {doc["error"]}')
+    check_no_leftovers(before)
+
+
+@qemu_test
+def qemu_interrupt_kills_guest_and_cleans_up():
+    before = guest_leftovers()[1]
+    proc = subprocess.Popen([BPFUML, 'verify', '--backend', 'qemu', os.path.join(PROGS, 'accepted.bpf.o'),
+                             '--test-fault', 'hang'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    check(proc.returncode == EXIT_INTERRUPTED, f'exit {proc.returncode}, want 130; {err}')
+    check_no_leftovers(before)
+
+
 def main():
     only = sys.argv[sys.argv.index('-k') + 1] if '-k' in sys.argv else None
     BASELINE_DIRS.update(guest_leftovers()[1])
     passed = failed = skipped = 0
     if not only or only in 'unit':
         passed, failed = unit_diag_parser()
+    run_qemu = qemu_tests_wanted()
+    if not run_qemu and any(getattr(f, 'qemu', False) for f in tests):
+        print(f'note: --backend qemu tests left out: {QEMU_KERNEL} is not built '
+              f'(make qemu-kernel, or BPFUML_QEMU_TESTS=1 make test)')
     for func in tests:
         name = func.__name__
         if only and only not in name:
+            continue
+        if getattr(func, 'qemu', False) and not run_qemu:
             continue
         start = time.monotonic()
         try:
