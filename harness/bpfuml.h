@@ -74,6 +74,8 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 
 /* boot / job / shutdown breakdown of a session, in milliseconds. */
 json_object *timing_json(const struct session *s);
+/* "kvm" or "tcg" for a QEMU guest, null for UML. */
+json_object *accel_json(const struct session *s);
 void print_timing(FILE *out, const struct session *s);
 
 /* Print one program's verdict block (human), or return it as JSON. */

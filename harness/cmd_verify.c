@@ -93,6 +93,7 @@ static int print_verdicts(struct session *s, const struct common_opts *opts, con
 		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-verify/1"));
 		json_object_object_add(doc, "file", json_object_new_string(file));
 		json_object_object_add(doc, "backend", json_object_new_string(opts->backend));
+		json_object_object_add(doc, "accel", accel_json(s));
 		for (i = 0; i < n; i++)
 			json_object_array_add(list, program_json(s, json_object_array_get_idx(progs, i)));
 		json_object_object_add(doc, "programs", list);

@@ -150,6 +150,11 @@ static double phase_ms(long long from, long long to)
 	return (to - from) / 1e6;
 }
 
+json_object *accel_json(const struct session *s)
+{
+	return s->accel ? json_object_new_string(s->accel) : NULL;
+}
+
 json_object *timing_json(const struct session *s)
 {
 	long long agent_start = json_int(s->result, "agent_start_ns", 0);
@@ -170,8 +175,11 @@ void print_timing(FILE *out, const struct session *s)
 	long long agent_start = json_int(s->result, "agent_start_ns", 0);
 	long long job_end = json_int(s->result, "job_end_ns", 0);
 
-	fprintf(out, "guest%s: %.1f ms (boot %.1f, job %.1f, shutdown %.1f)\n",
-		s->backend && !strcmp(s->backend, "qemu") ? " (qemu, x86_64 JIT)" : "",
+	char what[64] = "";
+
+	if (s->accel)
+		snprintf(what, sizeof(what), " (qemu/%s, x86_64 JIT)", s->accel);
+	fprintf(out, "guest%s: %.1f ms (boot %.1f, job %.1f, shutdown %.1f)\n", what,
 		phase_ms(s->start_ns, s->exit_ns), phase_ms(s->start_ns, agent_start),
 		phase_ms(agent_start, job_end), phase_ms(job_end, s->exit_ns));
 }

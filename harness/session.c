@@ -236,6 +236,7 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 		return -errno;
 	s->start_ns = wall_ns();
 	err = vm_start(s->vm, &opts);
+	s->accel = s->vm->accel;
 	if (err) {
 		if (session_interrupted)	/* e.g. during QEMU's KVM probe */
 			s->status = SESSION_INTERRUPTED;

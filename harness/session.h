@@ -29,6 +29,7 @@ struct session {
 	long long start_ns, exit_ns;	/* host wall clock around the guest */
 	int keep;			/* leave the run directory for inspection */
 	const char *backend;		/* "uml" (default) or "qemu" */
+	const char *accel;		/* QEMU's accelerator ("kvm", "tcg"), or NULL */
 };
 
 int session_create(struct session *s);

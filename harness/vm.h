@@ -40,6 +40,7 @@ struct vm_backend {
 struct vm {
 	const struct vm_backend *backend;
 	pid_t pid;		/* leader of the guest's process group, or 0 */
+	const char *accel;	/* set by start: "kvm" or "tcg" (qemu), NULL (uml) */
 	int pidfd;
 };
 

@@ -15,7 +15,8 @@
  * nested PVM hypervisor does that to stock kernels), so the first use of a
  * bzImage on a host boots it once under KVM to a no-op init with a short
  * deadline; the verdict is kept beside the bzImage (file kvm-probe) and TCG
- * is used when KVM failed, said once on stderr.  BPFUML_QEMU_ACCEL=kvm|tcg
+ * is used when KVM failed, said on stderr when the probe ran (afterwards the
+ * output's "accel" tells).  BPFUML_QEMU_ACCEL=kvm|tcg
  * skips the probe.
  */
 #define _GNU_SOURCE
@@ -308,7 +309,7 @@ static int use_kvm(struct vm *vm, const struct vm_opts *opts)
 	static int said;
 	const char *accel = getenv("BPFUML_QEMU_ACCEL");
 	char reason[512] = "";
-	int ok;
+	int ok, probed = 0;
 
 	if (accel && !strcmp(accel, "tcg"))
 		return 0;
@@ -316,12 +317,14 @@ static int use_kvm(struct vm *vm, const struct vm_opts *opts)
 		return 1;
 	ok = probe_cached(opts->kernel, reason, sizeof(reason));
 	if (ok < 0) {
+		probed = 1;
 		ok = kvm_probe(vm, opts, reason, sizeof(reason));
 		if (ok < 0)
 			return ok;
 		probe_save(opts->kernel, ok, reason);
 	}
-	if (!ok && !said++)
+	/* Said when the probe ran; afterwards "accel" in the output tells. */
+	if (!ok && probed && !said++)
 		fprintf(stderr, "bpfuml: KVM is not usable here (%s); using TCG, which is slower "
 			"(BPFUML_QEMU_ACCEL=kvm|tcg overrides)\n", reason);
 	return ok;
@@ -336,6 +339,7 @@ static int qemu_start(struct vm *vm, const struct vm_opts *opts)
 	kvm = use_kvm(vm, opts);
 	if (kvm < 0)
 		return kvm;
+	vm->accel = kvm ? "kvm" : "tcg";
 	build_argv(&b, opts, kvm, opts->run_dir);
 	if (opts->console_log)
 		snprintf(console_path, sizeof(console_path), "%s", opts->console_log);

@@ -467,6 +467,7 @@ def qemu_verify_accepted_program():
                                  timeout=600)
     check(code == EXIT_OK, f'exit {code}, want 0; {doc.get("error")} stderr: {err}')
     check(doc['backend'] == 'qemu', f'backend {doc["backend"]!r}')
+    check(doc['accel'] in ('kvm', 'tcg'), f'accel {doc["accel"]!r}')
     p = prog(doc, 'pass_all')
     check(p['verdict'] == 'accepted', f'verdict {p["verdict"]}')
     check(p['diagnostics']['stats'] and p['diagnostics']['stats']['insns_processed'] > 0,
@@ -507,11 +508,18 @@ def qemu_jit_kfunc_example_gets_its_report():
 
 @qemu_test
 def qemu_run_program():
-    code, doc, err = bpfuml_json('run', '--backend', 'qemu', os.path.join(PROGS, 'accepted.bpf.o'),
-                                 '--prog', 'pass_all', timeout=600)
+    packet = bytes(range(1, 7)) + bytes(range(11, 17)) + b'\x08\x00' + b'\x40' + bytes(49)
+    with tempfile.TemporaryDirectory() as tmp:
+        data_in = os.path.join(tmp, 'in.bin')
+        with open(data_in, 'wb') as f:
+            f.write(packet)
+        code, doc, err = bpfuml_json('run', '--backend', 'qemu', os.path.join(PROGS, 'packet_rewrite.bpf.o'),
+                                     '--prog', 'rewrite', '--data-in', data_in, '--repeat', '1', timeout=600)
     check(code == EXIT_OK, f'exit {code}: {doc.get("error")} {err}')
     check(doc['backend'] == 'qemu', f'backend {doc["backend"]!r}')
-    check(doc['run']['retval'] == 2, f'retval {doc["run"]["retval"]}, want XDP_PASS (2)')
+    check(doc['run']['retval'] == 3, f'retval {doc["run"]["retval"]}, want XDP_TX (3)')
+    want = packet[6:12] + packet[0:6] + packet[12:14] + bytes([0x43]) + packet[15:]
+    check(bytes.fromhex(doc['run']['data_out_hex']) == want, f'data_out {doc["run"]["data_out_hex"]}')
 
 
 @qemu_test
