@@ -554,8 +554,9 @@ def main():
         passed, failed = unit_diag_parser()
     run_qemu = qemu_tests_wanted()
     if not run_qemu and any(getattr(f, 'qemu', False) for f in tests):
-        print(f'note: --backend qemu tests left out: {QEMU_KERNEL} is not built '
-              f'(make qemu-kernel, or BPFUML_QEMU_TESTS=1 make test)')
+        why = ('BPFUML_QEMU_TESTS=0' if os.environ.get('BPFUML_QEMU_TESTS') == '0' else
+               f'{QEMU_KERNEL} is not built (make qemu-kernel, or BPFUML_QEMU_TESTS=1 make test)')
+        print(f'note: --backend qemu tests left out: {why}')
     for func in tests:
         name = func.__name__
         if only and only not in name:
