@@ -6,7 +6,10 @@ progs) against the UML vmlinux.h, verifies each listed program alone with
 bpfuml, and compares the report category with the one an x86_64 7.3 kernel
 with JIT prints (measured under QEMU, listed in REFERENCE.md).
 
-usage: tests/upstream/reference_cases.py [--json]
+With --backend qemu, the same cases run on the x86_64 reference kernel (JIT)
+under QEMU, compiled against that kernel's own vmlinux.h (build/qemu/).
+
+usage: tests/upstream/reference_cases.py [--json] [--backend uml|qemu]
 """
 import json
 import os
@@ -42,6 +45,13 @@ def source_tree():
     sys.exit('reference_cases: build/manifest names no build-dir; run make')
 
 
+BACKEND = 'uml'
+if '--backend' in sys.argv:
+    BACKEND = sys.argv[sys.argv.index('--backend') + 1]
+# The x86_64 kernel's types first when verifying on it (build/qemu/vmlinux.h).
+VMLINUX_DIRS = [os.path.join(BUILD, 'qemu')] if BACKEND == 'qemu' else []
+
+
 def compile_selftest(tree, source, out_dir):
     selftests = os.path.join(tree, 'tools', 'testing', 'selftests', 'bpf')
     obj = os.path.join(out_dir, source.replace('.c', '.bpf.o'))
@@ -50,6 +60,7 @@ def compile_selftest(tree, source, out_dir):
     # As the selftests' Makefile does (BPF_CFLAGS, CLANG_SYS_INCLUDES).
     proc = subprocess.run(['clang-19', '-g', '-O2', '-target', 'bpf', '-mcpu=v3',
                            '-fms-extensions', '-Wno-microsoft-anon-tag', '-D__TARGET_ARCH_x86',
+                           *sum((['-I', d] for d in VMLINUX_DIRS), []),
                            '-I', os.path.join(BUILD, 'include'), '-I', selftests,
                            '-I', os.path.join(tree, 'tools', 'include', 'uapi'),
                            '-I', os.path.join(tree, 'tools', 'include'),
@@ -66,18 +77,18 @@ def compile_selftest(tree, source, out_dir):
 
 def main():
     tree = source_tree()
-    out_dir = os.path.join(BUILD, 'upstream')
+    out_dir = os.path.join(BUILD, 'upstream' if BACKEND == 'uml' else 'upstream-' + BACKEND)
     os.makedirs(out_dir, exist_ok=True)
     rows = []
     for source, prog, want, *legacy in CASES:
         obj, error = compile_selftest(tree, source, out_dir)
         row = {'case': f'{source[:-2]}/{prog}', 'want': want}
         if not obj:
-            row.update(outcome='does not compile against UML vmlinux.h', got=None, detail=error)
+            row.update(outcome=f'does not compile against the {BACKEND} vmlinux.h', got=None, detail=error)
             rows.append(row)
             continue
         proc = subprocess.run([os.path.join(BUILD, 'bin', 'bpfuml'), 'verify', '--json',
-                               '--prog', prog, obj], capture_output=True, text=True)
+                               '--backend', BACKEND, '--prog', prog, obj], capture_output=True, text=True)
         doc = json.loads(proc.stdout)
         if 'error' in doc:
             row.update(outcome='error', got=None, detail=doc['error']['message'][:200])
@@ -100,7 +111,7 @@ def main():
     for r in rows:
         print(f'{r["outcome"]:<9} {r["case"]:<58} want {str(r["want"]):<26} got {str(r.get("got")):<26} '
               f'{r.get("verdict", "")} {r["detail"]}')
-    print(f'{same} of {len(rows)} cases give the x86_64 category in UML')
+    print(f'{same} of {len(rows)} cases give the x86_64 category on {BACKEND}')
 
 
 if __name__ == '__main__':
