@@ -245,6 +245,36 @@ def run_rejected_program_exits_1():
     check(doc['program']['verdict'] == 'rejected' and 'run' not in doc, doc.keys())
 
 
+# ---- kernel patches (kernel-patches/) --------------------------------------
+
+def run_prog(obj, name, *extra):
+    """bpfuml run --json on a tc program with a 64-byte packet; returns (run, globals by name)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data_in = os.path.join(tmp, 'in.bin')
+        with open(data_in, 'wb') as f:
+            f.write(bytes(range(0x40, 0x80)))
+        code, doc, err = bpfuml_json('run', os.path.join(PROGS, obj), '--prog', name,
+                                     '--data-in', data_in, *extra)
+    p = doc.get('program', {})
+    check(code == EXIT_OK and p.get('verdict') == 'accepted' and 'run' in doc,
+          f'{name}: exit {code}, verdict {p.get("verdict")}: {(p.get("log") or "")[-1500:]} '
+          f'{doc.get("error")} {err}')
+    return doc['run'], {g['name']: g.get('value') for g in doc['run']['globals']}
+
+
+@test
+def irq_work_refills_bpf_mem_alloc_between_inserts():
+    # 0001-um-Deliver-irq_work-through-a-soft-interrupt.patch: without it the
+    # 5th insert of a run fails with -ENOMEM (first_err -12 at 4).
+    for prefix in ('rhash', 'hash'):
+        run, g = run_prog('many_inserts.bpf.o', f'insert_{prefix}')
+        check(g[f'{prefix}_first_err'] == 0,
+              f'{prefix}: insert #{g[f"{prefix}_first_err_at"]} failed with {g[f"{prefix}_first_err"]}'
+              f' after {g[f"{prefix}_inserted"]} inserts')
+        check(g[f'{prefix}_inserted'] == 500 and g[f'{prefix}_found'] == 500, f'{prefix}: {g}')
+        check(run['retval'] == 0, f'{prefix}: retval {run["retval"]}')
+
+
 # ---- infrastructure failures -----------------------------------------------
 
 @test
