@@ -275,6 +275,22 @@ def irq_work_refills_bpf_mem_alloc_between_inserts():
         check(run['retval'] == 0, f'{prefix}: retval {run["retval"]}')
 
 
+@test
+def kfunc_calls_verified_and_run_on_the_interpreter():
+    # 0002-bpf-Let-the-interpreter-call-kfuncs-...: without it the verifier
+    # stops at "JIT is required for calling kernel function".
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'kfunc_calls.bpf.o'))
+    p = prog(doc, 'kfunc_calls')
+    check(code == EXIT_OK and p['verdict'] == 'accepted',
+          f'exit {code}, verdict {p["verdict"]}: {p["log"][-1500:]}')
+    check(p['diagnostics']['stats']['insns_processed'] > 20, f'stats: {p["diagnostics"]["stats"]}')
+    run, g = run_prog('kfunc_calls.bpf.o', 'kfunc_calls')
+    check(g['iter_sum'] == 4950, f'bpf_for() sum {g["iter_sum"]}, want 4950')
+    check(g['obj_sum'] == 49, f'bpf_obj_new() object read back as {g["obj_sum"]}, want 49')
+    check(g['slice_byte'] == 0x40, f'bpf_dynptr_slice() byte {g["slice_byte"]}, want 0x40')
+    check(run['retval'] == 0, f'retval {run["retval"]}')
+
+
 # ---- infrastructure failures -----------------------------------------------
 
 @test
