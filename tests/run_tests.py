@@ -291,6 +291,29 @@ def kfunc_calls_verified_and_run_on_the_interpreter():
     check(run['retval'] == 0, f'retval {run["retval"]}')
 
 
+@test
+def callbacks_run_on_the_interpreter():
+    # 0003-bpf-Run-callbacks-of-interpreted-programs-...: without it the
+    # verifier's last step says "callbacks are not allowed in non-JITed programs".
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'callbacks.bpf.o'))
+    verdicts = {p['name']: p['verdict'] for p in doc['programs']}
+    check(code == EXIT_OK and set(verdicts.values()) == {'accepted'},
+          f'exit {code}, verdicts {verdicts}: ' +
+          ' | '.join(p['log'][-600:] for p in doc['programs'] if p['verdict'] != 'accepted'))
+    run, g = run_prog('callbacks.bpf.o', 'loop')
+    check(g['loop_iters'] == 10 and g['loop_sum'] == 285,
+          f'bpf_loop(): {g["loop_iters"]} iterations, sum {g["loop_sum"]}; want 10, 285')
+    check(run['retval'] == 0, f'loop: retval {run["retval"]}')
+    run, g = run_prog('callbacks.bpf.o', 'for_each')
+    check(g['for_each_elems'] == 8 and g['for_each_sum'] == 280,
+          f'bpf_for_each_map_elem(): {g["for_each_elems"]} elements, sum {g["for_each_sum"]}; want 8, 280')
+    check(run['retval'] == 0, f'for_each: retval {run["retval"]}')
+    run, g = run_prog('callbacks.bpf.o', 'rbtree')
+    check(g['rbtree_first_key'] == 1 and g['rbtree_less_calls'] >= 2,
+          f'bpf_rbtree_add(): first key {g["rbtree_first_key"]}, less() ran {g["rbtree_less_calls"]} times')
+    check(run['retval'] == 0, f'rbtree: retval {run["retval"]}')
+
+
 # ---- infrastructure failures -----------------------------------------------
 
 @test
