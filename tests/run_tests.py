@@ -304,6 +304,9 @@ def callbacks_run_on_the_interpreter():
     check(g['loop_iters'] == 10 and g['loop_sum'] == 285,
           f'bpf_loop(): {g["loop_iters"]} iterations, sum {g["loop_sum"]}; want 10, 285')
     check(run['retval'] == 0, f'loop: retval {run["retval"]}')
+    run, g = run_prog('callbacks.bpf.o', 'loop_inlined')
+    check(g['loop_iters'] == 10 and g['loop_sum'] == 285 and run['retval'] == 0,
+          f'inlined bpf_loop(): {g["loop_iters"]} iterations, sum {g["loop_sum"]}, retval {run["retval"]}')
     run, g = run_prog('callbacks.bpf.o', 'for_each')
     check(g['for_each_elems'] == 8 and g['for_each_sum'] == 280,
           f'bpf_for_each_map_elem(): {g["for_each_elems"]} elements, sum {g["for_each_sum"]}; want 8, 280')

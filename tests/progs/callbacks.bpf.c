@@ -52,6 +52,20 @@ int loop(struct __sk_buff *skb)
 	return n == 10 && ctx.sum == 285 ? 0 : 1;	/* 0^2 + ... + 9^2 */
 }
 
+/* Constant flags: the verifier inlines this bpf_loop() into a loop that
+ * calls loop_cb() as a BPF subprog; the ld_imm64 of the callback stays. */
+SEC("tc")
+int loop_inlined(struct __sk_buff *skb)
+{
+	struct loop_ctx ctx = { .stop_at = 10 };
+	long n;
+
+	n = bpf_loop(100, loop_cb, &ctx, 0);
+	loop_iters = n;
+	loop_sum = ctx.sum;
+	return n == 10 && ctx.sum == 285 ? 0 : 1;
+}
+
 static __u64 sum_elem(struct bpf_map *map, __u32 *key, __u64 *value, __u64 *sum)
 {
 	*sum += *value;
