@@ -317,6 +317,16 @@ def callbacks_run_on_the_interpreter():
     check(run['retval'] == 0, f'rbtree: retval {run["retval"]}')
 
 
+@test
+def callback_trampolines_are_given_back():
+    # 0003: a loaded program holds one of 512 trampolines per callback subprog;
+    # the guest fills them all, sees ENOSPC, frees them and loads 1000 more.
+    proc = subprocess.run([os.path.join(TOP, 'tests', 'smoke', 'run.sh'), BUILD,
+                           'callback_slots', 'progs/callbacks.bpf.o'],
+                          capture_output=True, text=True, timeout=120)
+    check(proc.returncode == 0 and 'PASS' in proc.stdout, proc.stdout + proc.stderr)
+
+
 # ---- infrastructure failures -----------------------------------------------
 
 @test
