@@ -11,7 +11,8 @@
  *  2. the slots come back when the programs are freed: once they are closed,
  *     loading works again;
  *  3. 1000 load/run/close rounds, twice the number of slots, all load and
- *     compute the right result (a leaked slot would make them fail).
+ *     compute the right result (a leaked slot would make them fail);
+ *  4. (first) the xlated dump shows the callback as for a JITed program.
  * Freeing is deferred (RCU, then a workqueue), so a load that finds no free
  * slot right after a close waits a little and retries.
  *
@@ -97,6 +98,34 @@ static int prepare(struct bpf_object **objp)
 	return 0;
 }
 
+/* The xlated dump shows the callback's ld_imm64 as a JIT would leave it:
+ * imm the pc-relative offset of the subprog, the second imm its index. */
+static int check_xlated(int prog_fd)
+{
+	static struct bpf_insn insns[4096];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), i, n;
+
+	info.xlated_prog_len = sizeof(insns);
+	info.xlated_prog_insns = (unsigned long)insns;
+	if (bpf_prog_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	n = info.xlated_prog_len / sizeof(insns[0]);
+	for (i = 0; i + 1 < n; i++) {
+		if (insns[i].code != (BPF_LD | BPF_IMM | BPF_DW) ||
+		    insns[i].src_reg != BPF_PSEUDO_FUNC)
+			continue;
+		if (insns[i].imm <= 0 || i + insns[i].imm + 1 >= n || insns[i + 1].imm != 1) {
+			report("FAIL xlated insn %u: callback ld_imm64 with imm %d, %d; want "
+			       "a forward offset and subprog 1\n", i, insns[i].imm, insns[i + 1].imm);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	report("FAIL no callback ld_imm64 in the xlated dump (%u insns)\n", n);
+	return -ENOENT;
+}
+
 /* One more copy of 'loop': a prog fd, or -errno. */
 static int load_loop(void)
 {
@@ -146,6 +175,8 @@ static int check_slots(void)
 		report("FAIL loading 'loop' of %s: %s\n", object_path, strerror(-ret));
 		return -1;
 	}
+	if (check_xlated(bpf_program__fd(bpf_object__find_program_by_name(obj, "loop"))))
+		return -1;
 
 	/* 1. Hold programs until the kernel refuses one: the object's own
 	 * 'loop' holds a slot already. */
@@ -189,7 +220,8 @@ static int check_slots(void)
 		}
 	}
 	report("PASS %d callback programs held at once, the next refused with E2BIG; "
-	       "%d load/run/close rounds after (%d loads waited for slots to be freed)\n",
+	       "%d load/run/close rounds after (%d loads waited for slots to be freed); "
+	       "xlated dump as JITed\n",
 	       SLOTS, ROUNDS, retries);
 	bpf_object__close(obj);
 	return 0;
