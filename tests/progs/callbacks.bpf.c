@@ -135,4 +135,57 @@ int rbtree(struct __sk_buff *skb)
 	return rbtree_first_key == 1 && rbtree_less_calls >= 2 ? 0 : 1;
 }
 
+/* An async callback: the timer fires after the program has returned, from
+ * the hrtimer interrupt.  tests/smoke/callback_slots.c runs this and waits. */
+struct timer_elem {
+	struct bpf_timer t;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, int);
+	__type(value, struct timer_elem);
+} timers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, int);
+	__type(value, __u64);
+} timer_fired SEC(".maps");
+
+static int timer_cb(void *map, int *key, struct timer_elem *elem)
+{
+	int zero = 0;
+	__u64 *fired = bpf_map_lookup_elem(&timer_fired, &zero);
+
+	if (fired)
+		*fired += 1;
+	return 0;
+}
+
+long timer_err;
+
+SEC("tc")
+int timer(struct __sk_buff *skb)
+{
+	struct timer_elem *elem;
+	int key = 0;
+
+	elem = bpf_map_lookup_elem(&timers, &key);
+	if (!elem)
+		return 1;
+	timer_err = bpf_timer_init(&elem->t, &timers, 1 /* CLOCK_MONOTONIC */);
+	if (timer_err)
+		return 2;
+	timer_err = bpf_timer_set_callback(&elem->t, timer_cb);
+	if (timer_err)
+		return 3;
+	timer_err = bpf_timer_start(&elem->t, 1000 /* ns */, 0);
+	if (timer_err)
+		return 4;
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

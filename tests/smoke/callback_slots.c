@@ -12,7 +12,8 @@
  *     loading works again;
  *  3. 1000 load/run/close rounds, twice the number of slots, all load and
  *     compute the right result (a leaked slot would make them fail);
- *  4. (first) the xlated dump shows the callback as for a JITed program.
+ *  4. (first) the xlated dump shows the callback as for a JITed program;
+ *  5. (before all) a timer callback runs, after its program has returned.
  * Freeing is deferred (RCU, then a workqueue), so a load that finds no free
  * slot right after a close waits a little and retries.
  *
@@ -164,12 +165,57 @@ static int load_loop_retrying(int *retries)
 	return fd;
 }
 
+/* A timer callback runs through its trampoline after the program returned. */
+static int check_timer(void)
+{
+	unsigned char packet[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = packet, .data_size_in = sizeof(packet),
+		    .repeat = 1);
+	struct bpf_program *prog, *p;
+	struct bpf_object *obj;
+	struct bpf_map *map;
+	__u64 fired = 0;
+	int zero = 0, i, err;
+
+	obj = bpf_object__open_file(object_path, NULL);
+	if (!obj)
+		return -errno;
+	prog = bpf_object__find_program_by_name(obj, "timer");
+	map = bpf_object__find_map_by_name(obj, "timer_fired");
+	if (!prog || !map) {
+		report("FAIL no program 'timer' or map 'timer_fired'\n");
+		return -ENOENT;
+	}
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, p == prog);
+	err = bpf_object__load(obj);
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(prog), &run))
+		err = -errno;
+	if (err || run.retval) {
+		report("FAIL timer: load/run: %s, retval %d\n", strerror(-err), (int)run.retval);
+		return -1;
+	}
+	for (i = 0; i < 100 && !fired; i++) {
+		usleep(10000);
+		bpf_map_lookup_elem(bpf_map__fd(map), &zero, &fired);
+	}
+	bpf_object__close(obj);
+	if (fired != 1) {
+		report("FAIL the timer callback ran %llu times in %d ms, want 1\n",
+		       (unsigned long long)fired, i * 10);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_slots(void)
 {
 	static int held[SLOTS + 1];
 	int n, fd, i, ret, retries = 0;
 	struct bpf_object *obj;
 
+	if (check_timer())
+		return -1;
 	ret = prepare(&obj);
 	if (ret) {
 		report("FAIL loading 'loop' of %s: %s\n", object_path, strerror(-ret));
@@ -221,7 +267,7 @@ static int check_slots(void)
 	}
 	report("PASS %d callback programs held at once, the next refused with E2BIG; "
 	       "%d load/run/close rounds after (%d loads waited for slots to be freed); "
-	       "xlated dump as JITed\n",
+	       "xlated dump as JITed; timer callback ran\n",
 	       SLOTS, ROUNDS, retries);
 	bpf_object__close(obj);
 	return 0;
