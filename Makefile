@@ -28,7 +28,7 @@ endif
 KERNEL_OUTPUTS := $(B)/include/vmlinux.h $(B)/lib/libbpf.a
 BENCH_PROGS    := $(B)/progs/map_bench.bpf.o
 TEST_PROGS     := $(filter-out %/compile_error.bpf.c,$(wildcard tests/progs/*.bpf.c))
-TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o \
+TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o $(B)/tests/callback_slots \
 		  $(patsubst tests/progs/%.bpf.c,$(B)/tests/progs/%.bpf.o,$(TEST_PROGS))
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).

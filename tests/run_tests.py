@@ -391,6 +391,94 @@ def bench_quick_profile_reports_every_row():
             check(row['htab']['median_ops_per_sec'] > 0, f'htab lookup has no figure: {row}')
 
 
+# ---- kernel patches (kernel-patches/) --------------------------------------
+
+def run_prog(obj, name, *extra):
+    """bpfuml run --json on a tc program with a 64-byte packet; returns (run, globals by name)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data_in = os.path.join(tmp, 'in.bin')
+        with open(data_in, 'wb') as f:
+            f.write(bytes(range(0x40, 0x80)))
+        code, doc, err = bpfuml_json('run', os.path.join(PROGS, obj), '--prog', name,
+                                     '--data-in', data_in, *extra)
+    p = doc.get('program', {})
+    check(code == EXIT_OK and p.get('verdict') == 'accepted' and 'run' in doc,
+          f'{name}: exit {code}, verdict {p.get("verdict")}: {(p.get("log") or "")[-1500:]} '
+          f'{doc.get("error")} {err}')
+    return doc['run'], {g['name']: g.get('value') for g in doc['run']['globals']}
+
+
+@test
+def irq_work_refills_bpf_mem_alloc_between_inserts():
+    # 0001-um-Deliver-irq_work-through-a-soft-interrupt.patch: without it the
+    # 5th insert of a run fails with -ENOMEM (first_err -12 at 4).
+    for prefix in ('rhash', 'hash'):
+        run, g = run_prog('many_inserts.bpf.o', f'insert_{prefix}')
+        check(g[f'{prefix}_first_err'] == 0,
+              f'{prefix}: insert #{g[f"{prefix}_first_err_at"]} failed with {g[f"{prefix}_first_err"]}'
+              f' after {g[f"{prefix}_inserted"]} inserts')
+        check(g[f'{prefix}_inserted'] == 500 and g[f'{prefix}_found'] == 500, f'{prefix}: {g}')
+        check(run['retval'] == 0, f'{prefix}: retval {run["retval"]}')
+
+
+@test
+def kfunc_calls_verified_and_run_on_the_interpreter():
+    # 0002-bpf-Let-the-interpreter-call-kfuncs-...: without it the verifier
+    # stops at "JIT is required for calling kernel function".
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'kfunc_calls.bpf.o'))
+    p = prog(doc, 'kfunc_calls')
+    check(code == EXIT_OK and p['verdict'] == 'accepted',
+          f'exit {code}, verdict {p["verdict"]}: {p["log"][-1500:]}')
+    check(p['diagnostics']['stats']['insns_processed'] > 20, f'stats: {p["diagnostics"]["stats"]}')
+    run, g = run_prog('kfunc_calls.bpf.o', 'kfunc_calls')
+    check(g['iter_sum'] == 4950, f'bpf_for() sum {g["iter_sum"]}, want 4950')
+    check(g['obj_sum'] == 49, f'bpf_obj_new() object read back as {g["obj_sum"]}, want 49')
+    check(g['slice_byte'] == 0x40, f'bpf_dynptr_slice() byte {g["slice_byte"]}, want 0x40')
+    check(run['retval'] == 0, f'retval {run["retval"]}')
+
+
+@test
+def callbacks_run_on_the_interpreter():
+    # 0003-bpf-Run-callbacks-of-interpreted-programs-...: without it the
+    # verifier's last step says "callbacks are not allowed in non-JITed programs".
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'callbacks.bpf.o'))
+    verdicts = {p['name']: p['verdict'] for p in doc['programs']}
+    check(code == EXIT_OK and set(verdicts.values()) == {'accepted'},
+          f'exit {code}, verdicts {verdicts}: ' +
+          ' | '.join(p['log'][-600:] for p in doc['programs'] if p['verdict'] != 'accepted'))
+    run, g = run_prog('callbacks.bpf.o', 'loop')
+    check(g['loop_iters'] == 10 and g['loop_sum'] == 285,
+          f'bpf_loop(): {g["loop_iters"]} iterations, sum {g["loop_sum"]}; want 10, 285')
+    check(run['retval'] == 0, f'loop: retval {run["retval"]}')
+    run, g = run_prog('callbacks.bpf.o', 'loop_inlined')
+    check(g['loop_iters'] == 10 and g['loop_sum'] == 285 and run['retval'] == 0,
+          f'inlined bpf_loop(): {g["loop_iters"]} iterations, sum {g["loop_sum"]}, retval {run["retval"]}')
+    run, g = run_prog('callbacks.bpf.o', 'for_each')
+    check(g['for_each_elems'] == 8 and g['for_each_sum'] == 280,
+          f'bpf_for_each_map_elem(): {g["for_each_elems"]} elements, sum {g["for_each_sum"]}; want 8, 280')
+    check(run['retval'] == 0, f'for_each: retval {run["retval"]}')
+    # bpf_timer_init() allocates with kmalloc_nolock(): -ENOMEM on UML without
+    # 0004-um-Let-SLUB-use-cmpxchg16b-...; the callback's firing is checked
+    # by callback_trampolines_are_given_back.
+    run, g = run_prog('callbacks.bpf.o', 'timer')
+    check(g['timer_err'] == 0 and run['retval'] == 0,
+          f'timer: retval {run["retval"]}, error {g["timer_err"]} (2: bpf_timer_init, 3: set_callback, 4: start)')
+    run, g = run_prog('callbacks.bpf.o', 'rbtree')
+    check(g['rbtree_first_key'] == 1 and g['rbtree_less_calls'] >= 2,
+          f'bpf_rbtree_add(): first key {g["rbtree_first_key"]}, less() ran {g["rbtree_less_calls"]} times')
+    check(run['retval'] == 0, f'rbtree: retval {run["retval"]}')
+
+
+@test
+def callback_trampolines_are_given_back():
+    # 0003: a loaded program holds one of 512 trampolines per callback subprog;
+    # the guest fills them all, sees ENOSPC, frees them and loads 1000 more.
+    proc = subprocess.run([os.path.join(TOP, 'tests', 'smoke', 'run.sh'), BUILD,
+                           'callback_slots', 'progs/callbacks.bpf.o'],
+                          capture_output=True, text=True, timeout=120)
+    check(proc.returncode == 0 and 'PASS' in proc.stdout, proc.stdout + proc.stderr)
+
+
 # ---- infrastructure failures -----------------------------------------------
 
 @test

@@ -3,8 +3,6 @@
  * iterator and never destroys it.  Fix: bpf_iter_num_destroy() on every
  * path (bpf_for() does it for you).
  * bpfuml-expect: rejected Resource Lifetime Safety
- * bpfuml-uml-gap: stock UML refuses every kfunc call before the real problem is found
- * ("JIT is required for calling kernel function"); kernel-patches close this.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

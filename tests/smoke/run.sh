@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# run.sh — boot the built UML with rhash_smoke as init and check its verdict.
-# usage: tests/smoke/run.sh BUILD_DIR
+# run.sh — boot the built UML with a guest program as init and check its verdict.
+# usage: tests/smoke/run.sh BUILD_DIR [GUEST OBJECT]
+#   GUEST   a program of tests/smoke/, built into BUILD_DIR/tests (default rhash_smoke)
+#   OBJECT  its BPF object, relative to BUILD_DIR/tests (default GUEST.bpf.o)
 set -euo pipefail
 
 build=$(cd "${1:-build}" && pwd)
+name=${2:-rhash_smoke}
 linux=$build/kernel/linux
-guest=$build/tests/rhash_smoke
-object=$build/tests/rhash_smoke.bpf.o
+guest=$build/tests/$name
+object=$build/tests/${3:-$name.bpf.o}
+objname=$(basename "$object")
 for f in "$linux" "$guest" "$object"; do
 	[ -e "$f" ] || { echo "smoke: $f is missing; run make first" >&2; exit 2; }
 done
@@ -22,14 +26,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cp "$object" "$run/rhash_smoke.bpf.o"
+cp "$object" "$run/$objname"
 
 # UML keeps its memory file in TMPDIR and its instance dir in uml_dir.
 start=$(date +%s%N)
 setsid env TMPDIR="$run" "$linux" mem=128M umid="$umid" uml_dir="$run" \
 	root=/dev/root rootfstype=hostfs rootflags=/ ro \
 	con=null con0=null,fd:1 quiet lpj=20000000 \
-	init="$guest" -- rhash_smoke.bpf.o "$run" </dev/null >"$run/console.log" 2>&1 &
+	init="$guest" -- "$objname" "$run" </dev/null >"$run/console.log" 2>&1 &
 uml_pid=$!
 # The watchdog kills the whole UML session if it outlives 60 s.
 ( trap 'kill "$nap" 2>/dev/null; exit 0' TERM
