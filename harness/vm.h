@@ -51,6 +51,15 @@ int vm_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit);
 void vm_kill(struct vm *vm);
 void vm_free(struct vm *vm);
 
+/*
+ * For backends whose guest is a host process group led by its first process
+ * (UML, QEMU): record it after fork(), wait for it with a time-out, kill the
+ * whole group.  Backends use these as their wait and kill operations.
+ */
+void vm_process_started(struct vm *vm, pid_t pid);
+int vm_process_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit);
+void vm_process_kill(struct vm *vm);
+
 /* Async-signal-safe: kill the guest's processes from a signal handler. */
 void vm_kill_from_signal(struct vm *vm);
 

@@ -24,7 +24,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,7 +31,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -155,47 +153,8 @@ static int spawn(struct vm *vm, char *const argv[], int console_fd)
 		return -errno;
 	if (pid == 0)
 		qemu_child(argv, console_fd);
-	vm->pid = pid;
-	vm->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	vm_process_started(vm, pid);
 	return 0;
-}
-
-static int qemu_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit)
-{
-	struct pollfd pfd = { .fd = vm->pidfd, .events = POLLIN };
-	int status, ret;
-
-	if (vm->pid <= 0)
-		return -ECHILD;
-	if (vm->pidfd >= 0) {
-		ret = poll(&pfd, 1, timeout_ms);
-		if (ret < 0)
-			return -errno;	/* -EINTR: a signal came, the caller decides */
-		if (ret == 0)
-			return -ETIMEDOUT;
-	}
-	if (waitpid(vm->pid, &status, 0) < 0)
-		return -errno;
-	exit->exited = 1;
-	exit->status = status;
-	kill(-vm->pid, SIGKILL);
-	if (vm->pidfd >= 0)
-		close(vm->pidfd);
-	vm->pidfd = -1;
-	vm->pid = 0;
-	return 0;
-}
-
-static void qemu_kill(struct vm *vm)
-{
-	if (vm->pid <= 0)
-		return;
-	kill(-vm->pid, SIGKILL);
-	waitpid(vm->pid, NULL, 0);
-	if (vm->pidfd >= 0)
-		close(vm->pidfd);
-	vm->pidfd = -1;
-	vm->pid = 0;
 }
 
 /* ---- KVM: usable or not ---------------------------------------------- */
@@ -285,15 +244,15 @@ static int kvm_probe(struct vm *vm, const struct vm_opts *opts, char *reason, si
 	close(fd);
 	if (err)
 		return err;
-	err = qemu_wait(vm, KVM_PROBE_TIMEOUT_MS, &exit);
+	err = vm_process_wait(vm, KVM_PROBE_TIMEOUT_MS, &exit);
 	if (err == -ETIMEDOUT) {
-		qemu_kill(vm);
+		vm_process_kill(vm);
 		snprintf(reason, len, "a guest under KVM did not boot and power off within %d s",
 			 KVM_PROBE_TIMEOUT_MS / 1000);
 		return 0;
 	}
 	if (err) {
-		qemu_kill(vm);
+		vm_process_kill(vm);
 		return err;	/* -EINTR: interrupted, no verdict */
 	}
 	if (!WIFEXITED(exit.status) || WEXITSTATUS(exit.status)) {
@@ -356,6 +315,6 @@ static int qemu_start(struct vm *vm, const struct vm_opts *opts)
 const struct vm_backend vm_backend_qemu = {
 	.name = "qemu",
 	.start = qemu_start,
-	.wait = qemu_wait,
-	.kill = qemu_kill,
+	.wait = vm_process_wait,
+	.kill = vm_process_kill,
 };

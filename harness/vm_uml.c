@@ -9,14 +9,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,52 +80,13 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 	if (pid == 0)
 		uml_child(opts, argv, console_fd);
 	close(console_fd);
-	vm->pid = pid;
-	vm->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	vm_process_started(vm, pid);
 	return 0;
-}
-
-static int uml_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit)
-{
-	struct pollfd pfd = { .fd = vm->pidfd, .events = POLLIN };
-	int status, ret;
-
-	if (vm->pid <= 0)
-		return -ECHILD;
-	if (vm->pidfd >= 0) {
-		ret = poll(&pfd, 1, timeout_ms);
-		if (ret < 0)
-			return -errno;	/* -EINTR: a signal came, the caller decides */
-		if (ret == 0)
-			return -ETIMEDOUT;
-	}
-	if (waitpid(vm->pid, &status, 0) < 0)
-		return -errno;
-	exit->exited = 1;
-	exit->status = status;
-	/* The leader is gone; its helpers (if any) go with the group. */
-	kill(-vm->pid, SIGKILL);
-	close(vm->pidfd);
-	vm->pidfd = -1;
-	vm->pid = 0;
-	return 0;
-}
-
-static void uml_kill(struct vm *vm)
-{
-	if (vm->pid <= 0)
-		return;
-	kill(-vm->pid, SIGKILL);
-	waitpid(vm->pid, NULL, 0);
-	if (vm->pidfd >= 0)
-		close(vm->pidfd);
-	vm->pidfd = -1;
-	vm->pid = 0;
 }
 
 const struct vm_backend vm_backend_uml = {
 	.name = "uml",
 	.start = uml_start,
-	.wait = uml_wait,
-	.kill = uml_kill,
+	.wait = vm_process_wait,
+	.kill = vm_process_kill,
 };
