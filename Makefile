@@ -27,14 +27,15 @@ endif
 
 KERNEL_OUTPUTS := $(B)/include/vmlinux.h $(B)/lib/libbpf.a
 BENCH_PROGS    := $(B)/progs/map_bench.bpf.o
+PROBE_PROGS    := $(patsubst progs/probe/%.bpf.c,$(B)/progs/%.bpf.o,$(wildcard progs/probe/*.bpf.c))
 TEST_PROGS     := $(filter-out %/compile_error.bpf.c,$(wildcard tests/progs/*.bpf.c))
 TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o $(B)/tests/callback_slots \
 		  $(patsubst tests/progs/%.bpf.c,$(B)/tests/progs/%.bpf.o,$(TEST_PROGS))
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
-		cmd_parse.c cmd_bench.c input.c paths.c diag.c diag_render.c
-AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c
+		cmd_parse.c cmd_bench.c cmd_probe.c input.c paths.c diag.c diag_render.c
+AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
@@ -43,7 +44,7 @@ UNIT_TESTS   := $(B)/tests/test_diag
 .PHONY: all deps kernel qemu-kernel test clean FORCE
 .DELETE_ON_ERROR:
 
-all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS)
+all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS) $(PROBE_PROGS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -71,6 +72,11 @@ $(B)/tests/progs/%.bpf.o: tests/progs/%.bpf.c $(KERNEL_OUTPUTS)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(B)/progs/%.bpf.o: progs/bench/%.bpf.c $(KERNEL_OUTPUTS)
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(B)/progs/%.bpf.o: progs/probe/%.bpf.c $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

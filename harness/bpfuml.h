@@ -52,6 +52,7 @@ struct command {
 int cmd_verify(int argc, char **argv);
 int cmd_parse(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 

@@ -220,6 +220,18 @@ static const struct {
 	{ "program requires BPF JIT compiler",
 	  "UML has no BPF JIT; x86_64 would load this program" },
 	{ "JIT is required to use arena", "arena maps need a JIT; x86_64 would verify the program" },
+	/* bpf_trace.o, which provides these helpers to every program type,
+	 * needs perf events and kprobes, which UML lacks. */
+	{ "cannot use helper bpf_trace_printk",
+	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_printk here" },
+	{ "cannot use helper bpf_trace_vprintk",
+	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_printk here" },
+	{ "cannot use helper bpf_probe_read",
+	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_probe_read_* here" },
+	{ "cannot use helper bpf_get_current_task",
+	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_get_current_task* here" },
+	{ "cannot use helper bpf_send_signal",
+	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_send_signal* here" },
 	{ "Too large",
 	  "UML's interpreter rounds each frame's stack to 32 bytes, x86_64's JIT to 16: sizes here are larger than on x86_64" },
 };

@@ -34,15 +34,25 @@ static const struct command commands[] = {
 	  "names of the log are looked for (beside it) when not found from the current\n"
 	  "directory.  Exit 0 when the log shows an accepted program, 1 when it shows\n"
 	  "a rejection." },
-	{ "bench", cmd_bench, "bench [--quick] [--backend uml|host] [--samples N] [--png FILE]",
+	{ "bench", cmd_bench, "bench [--quick] [--backend uml|qemu|host] [--samples N] [--png FILE]",
 	  "Benchmark BPF_MAP_TYPE_RHASH against BPF_MAP_TYPE_HASH, side by side:\n"
 	  "lookups (key size 4/8/32/256 x max_entries 1K/1M x fill 50/75/100%),\n"
 	  "full update (overwrite of present keys) and memory (steady and peak under\n"
 	  "an overwrite workload, value size 32 and 4096).  Figures are events per\n"
 	  "second, the median of --samples runs (default 5) with the min-max spread,\n"
 	  "and the rhtab/htab ratio.  --quick runs a short profile.  Backends: uml\n"
-	  "(kernel C code native, BPF interpreted) and host (the running kernel, as\n"
-	  "root; RHASH exists only from 7.x on).  --png draws a chart." },
+	  "(kernel C code native, BPF interpreted), qemu (the x86_64 kernel with the\n"
+	  "JIT; under TCG emulated, so only its ratios mean something) and host (the\n"
+	  "running kernel, as root; RHASH exists only from 7.x on).  --png draws a\n"
+	  "chart." },
+	{ "probe", cmd_probe, "probe [--backend uml|qemu]",
+	  "What the backend's kernel can do: for each program type, a minimal\n"
+	  "program's verify / run (BPF_PROG_TEST_RUN) / attach outcome; for each\n"
+	  "verifier feature (kfunc calls, callbacks, tail calls, arena, timers, ...)\n"
+	  "whether a program using it verifies and computes the right result; and\n"
+	  "which map types can be created.  Failures carry the verifier's error line,\n"
+	  "and on UML a note when the cause is UML itself.  Compare with\n"
+	  "--backend qemu, the x86_64 answer." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },
 };

@@ -216,7 +216,9 @@ static int load_alone(const char *path, const char *name, int log_level,
 		bpf_program__set_log_level(prog, log_level);
 		err = bpf_object__load(obj);
 		bpf_object__close(obj);
-		if (err == -ENOSPC && strlen(buf) >= size - 2 && size < AGENT_LOG_MAX) {
+		/* ENOSPC from a load means the log did not fit, whatever the
+		 * buffer holds: the kernel may have kept only part of it. */
+		if (err == -ENOSPC && size < AGENT_LOG_MAX) {
 			free(buf);
 			size *= AGENT_LOG_GROWTH;
 			continue;
@@ -224,7 +226,7 @@ static int load_alone(const char *path, const char *name, int log_level,
 		out->err = err;
 		out->log = buf;
 		out->log_buffer = size;
-		out->log_truncated = err == -ENOSPC && strlen(buf) >= size - 2;
+		out->log_truncated = err == -ENOSPC;
 		out->load = "alone";
 		take_messages(out);
 		return 0;
@@ -486,6 +488,12 @@ static int read_input(json_object *job, const char *key, void **buf, size_t *len
 	return err;
 }
 
+/* bpf_prog_test_run_syscall() and _raw_tp() take no repeat count. */
+static bool repeat_allowed(enum bpf_prog_type type)
+{
+	return type != BPF_PROG_TYPE_SYSCALL && type != BPF_PROG_TYPE_RAW_TRACEPOINT;
+}
+
 int agent_run(json_object *job, json_object *result)
 {
 	const char *path = json_string_member(job, "object");
@@ -556,6 +564,20 @@ int agent_run(json_object *job, json_object *result)
 
 		run = json_object_new_object();
 		json_object_object_add(result, "run", run);
+		/* These types run exactly once and refuse a repeat count. */
+		if (!repeat_allowed(out.type)) {
+			if (opts.repeat > 1) {
+				char text[160];
+
+				snprintf(text, sizeof(text), "--repeat is not supported for %s programs: "
+					 "the kernel runs them exactly once", libbpf_bpf_prog_type_str(out.type));
+				json_object_object_add(run, "errno", json_object_new_int(EINVAL));
+				json_object_object_add(run, "error", json_object_new_string(text));
+				err = -EINVAL;
+				goto out;
+			}
+			opts.repeat = 0;
+		}
 		if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts)) {
 			err = -errno;
 			json_object_object_add(run, "errno", json_object_new_int(-err));

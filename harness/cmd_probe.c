@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cmd_probe.c — `bpfuml probe`: what a backend's kernel can do with each
+ * program type, verifier feature and map type (verify / run / attach, and
+ * create for maps), as a table or as JSON (schema bpfuml-probe/1).
+ *
+ * The guest does the probing (agent/agent_probe.c) with the programs of
+ * progs/probe/; here the rows get their reasons: the verifier's legacy
+ * error line for a rejection, and a note when the outcome is a UML
+ * limitation rather than the kernel's BPF answer.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfuml.h"
+#include "diag.h"
+#include "options.h"
+
+static const char *const probe_objects[] = {
+	"probe.bpf.o", "probe_struct_ops.bpf.o", "probe_ext.bpf.o",
+};
+
+/* Map types stock UML cannot create, and what x86_64 has that UML lacks. */
+static const struct {
+	const char *map_type, *why;
+} uml_missing_maps[] = {
+	{ "arena", "UML cannot create arena maps (they need a JIT); x86_64 can" },
+	{ "stack_trace", "UML cannot create stack_trace maps (they need perf events); x86_64 can" },
+	{ "struct_ops", "UML cannot create struct_ops maps (they need BPF_JIT trampolines); x86_64 can" },
+	{ "inode_storage", "UML cannot create inode_storage maps (they need BPF LSM, which needs "
+			   "BPF_JIT); x86_64 can" },
+};
+
+static const char *uml_map_note(const char *map_types)
+{
+	size_t i;
+
+	for (i = 0; map_types && i < sizeof(uml_missing_maps) / sizeof(uml_missing_maps[0]); i++)
+		if (strstr(map_types, uml_missing_maps[i].map_type))
+			return uml_missing_maps[i].why;
+	return NULL;
+}
+
+/* The verifier's own words for a rejected row, from its log. */
+static void add_legacy_error(struct session *s, json_object *step)
+{
+	struct diag_log *log;
+	char *text;
+
+	log = program_log(s, step, &text);
+	if (log && (log->legacy_error || log->report)) {
+		json_object_object_add(step, "verifier_error",
+				       json_object_new_string(log->legacy_error ?: log->report->problem));
+	}
+	json_object_object_del(step, "log_file");
+	diag_free(log);
+	free(text);
+}
+
+/* A short cell: "yes", "n/a", or "no: why". */
+static void format_step(json_object *step, char *buf, size_t size)
+{
+	const char *status = json_str(step, "status");
+
+	if (!step) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	if (!strcmp(status, "no"))
+		snprintf(buf, size, "no: %s", json_str(step, "verifier_error") ?: json_str(step, "error") ?: "?");
+	else
+		snprintf(buf, size, "%s", status);
+}
+
+static json_object *member(json_object *obj, const char *key)
+{
+	json_object *v = NULL;
+
+	json_object_object_get_ex(obj, key, &v);
+	return v;
+}
+
+static void print_rows(json_object *rows, const char *kind, const char *title)
+{
+	char verify[160], run[160], attach[160];
+	size_t i;
+
+	printf("\n%s\n", title);
+	if (!strcmp(kind, "map_type"))
+		printf("  %-26s %s\n", "map type", "create");
+	else
+		printf("  %-26s %-8s %-8s %s\n", kind[0] == 'f' ? "feature" : "program type",
+		       "verify", "run", "attach");
+	for (i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+
+		if (strcmp(json_str(row, "kind") ?: "", kind))
+			continue;
+		if (!strcmp(kind, "map_type")) {
+			format_step(member(row, "create"), verify, sizeof(verify));
+			printf("  %-26s %s\n", json_str(row, "name"), verify);
+			if (json_str(row, "uml_note"))
+				printf("      (%s)\n", json_str(row, "uml_note"));
+			continue;
+		}
+		format_step(member(row, "verify"), verify, sizeof(verify));
+		format_step(member(row, "run"), run, sizeof(run));
+		format_step(member(row, "attach"), attach, sizeof(attach));
+		/* Short cells in columns; a long reason goes on its own line. */
+		if (strlen(verify) <= 8 && strlen(run) <= 8) {
+			printf("  %-26s %-8s %-8s %s\n", json_str(row, "name"), verify, run, attach);
+		} else {
+			printf("  %-26s %-8s %-8s %s\n", json_str(row, "name"),
+			       strlen(verify) <= 8 ? verify : "no", strlen(run) <= 8 ? run : "no",
+			       strlen(verify) <= 8 && strlen(run) <= 8 ? attach : "-");
+			if (strlen(verify) > 8)
+				printf("      verify %s\n", verify);
+			else if (strlen(run) > 8)
+				printf("      run %s\n", run);
+		}
+		if (json_str(row, "uml_note"))
+			printf("      (%s)\n", json_str(row, "uml_note"));
+	}
+}
+
+/* Give each row's failures their reasons; count the rows per verify status. */
+static void annotate(struct session *s, json_object *rows, const char *backend)
+{
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *verify = member(row, "verify");
+		json_object *create = member(row, "create");
+		const char *note;
+
+		if (create && !strcmp(backend, "uml") && !strcmp(json_str(create, "status") ?: "", "no") &&
+		    (note = uml_map_note(json_str(row, "name"))))
+			json_object_object_add(row, "uml_note", json_object_new_string(note));
+		if (!verify || strcmp(json_str(verify, "status") ?: "", "no"))
+			continue;
+		add_legacy_error(s, verify);
+		if (strcmp(backend, "uml"))
+			continue;
+		note = uml_fidelity_note(verify, json_str(verify, "verifier_error")) ?:
+		       uml_map_note(json_str(verify, "maps_not_created"));
+		if (note)
+			json_object_object_add(row, "uml_note", json_object_new_string(note));
+	}
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	struct common_opts opts = COMMON_OPTS_DEFAULT;
+	static const struct option longopts[] = { COMMON_LONGOPTS, { 0 } };
+	struct bpfuml_paths paths;
+	json_object *job, *rows, *doc;
+	char object[PATH_MAX + 64];
+	struct session s;
+	int c, code;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		code = common_option(&opts, c, optarg);
+		if (code >= 0)
+			return code;
+	}
+	common_finish(&opts);
+	if (optind != argc)
+		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml probe [--backend uml|qemu] [--json]");
+	if (paths_init(&paths))
+		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
+	if (session_create(&s))
+		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
+	session_install_signal_handlers(&s);
+	job = json_object_new_object();
+	json_object_object_add(job, "command", json_object_new_string("probe"));
+	rows = json_object_new_array();
+	for (i = 0; i < sizeof(probe_objects) / sizeof(probe_objects[0]); i++) {
+		snprintf(object, sizeof(object), "%s/progs/%s", paths.build_dir, probe_objects[i]);
+		if (session_add_file(&s, probe_objects[i], object)) {
+			json_object_put(rows);
+			json_object_put(job);
+			session_destroy(&s);
+			return fail(&opts, EXIT_INFRA, "infrastructure", "%s is missing; run make", object);
+		}
+		json_object_array_add(rows, json_object_new_string(probe_objects[i]));
+	}
+	json_object_object_add(job, "objects", rows);
+	code = boot_guest(&s, &paths, &opts, job);
+	json_object_put(job);
+	if (code != EXIT_OK) {
+		session_destroy(&s);
+		return code;
+	}
+	if (!(rows = member(s.result, "rows")) || json_str(s.result, "error")) {
+		code = fail(&opts, EXIT_INFRA, "no-answer", "the guest's probe failed: %s",
+			    json_str(s.result, "error") ?: "no rows");
+		session_destroy(&s);
+		return code;
+	}
+	annotate(&s, rows, opts.backend);
+	if (opts.json) {
+		doc = json_object_new_object();
+		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-probe/1"));
+		json_object_object_add(doc, "backend", json_object_new_string(opts.backend));
+		json_object_object_add(doc, "kernel", json_object_new_string(json_str(s.result, "kernel") ?: "?"));
+		json_object_object_add(doc, "accel", accel_json(&s));
+		json_object_object_add(doc, "rows", json_object_get(rows));
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	} else {
+		printf("bpfuml probe: backend %s, kernel %s%s%s\n", opts.backend,
+		       json_str(s.result, "kernel") ?: "?", s.accel ? ", QEMU " : "", s.accel ?: "");
+		print_rows(rows, "prog_type", "Program types (verify: a minimal program loads; run: "
+			   "BPF_PROG_TEST_RUN; attach: the type's usual attach point)");
+		print_rows(rows, "feature", "Verifier features (run: the program computed the right result)");
+		print_rows(rows, "map_type", "Map types");
+	}
+	session_destroy(&s);
+	return EXIT_OK;
+}
