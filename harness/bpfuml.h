@@ -64,9 +64,9 @@ int fail(const struct common_opts *opts, int code, const char *kind, const char 
 	__attribute__((format(printf, 4, 5)));
 
 /* Put the user's FILE (a .bpf.o, or a .bpf.c compiled here) into the run
- * directory as object.bpf.o.  Returns an exit code (EXIT_OK on success). */
+ * directory as NAME.  Returns an exit code (EXIT_OK on success). */
 int stage_object(struct session *s, const struct bpfuml_paths *paths,
-		 const struct common_opts *opts, const char *file);
+		 const struct common_opts *opts, const char *file, const char *name);
 
 /* Boot the guest on JOB; returns EXIT_OK when the guest answered, otherwise
  * reports the infrastructure failure and returns its exit code. */

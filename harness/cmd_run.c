@@ -215,7 +215,7 @@ int cmd_run(int argc, char **argv)
 	json_object_object_add(job, "log_level", json_object_new_int(opts.log_level));
 	json_object_object_add(job, "repeat", json_object_new_int(repeat));
 
-	code = stage_object(&s, &paths, &opts, file);
+	code = stage_object(&s, &paths, &opts, file, "object.bpf.o");
 	if (code == EXIT_OK && data_in) {
 		err = session_add_file(&s, "data_in.bin", data_in);
 		if (err)

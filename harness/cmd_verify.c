@@ -42,21 +42,59 @@ static void print_gcc(struct session *s, json_object *progs, const char *file)
 	}
 }
 
-static void print_sarif(struct session *s, json_object *progs, const char *file)
+/* One object's verdicts, as the guest returned them. */
+struct verified {
+	const char *file;	/* as the user named it */
+	json_object *result;	/* "programs", or "error" */
+};
+
+static json_object *programs_of(const struct verified *v)
 {
-	size_t i, n = json_object_array_length(progs);
-	struct diag_sarif_result *results = calloc(n ?: 1, sizeof(*results));
-	struct diag_log **logs = calloc(n ?: 1, sizeof(*logs));
-	char **texts = calloc(n ?: 1, sizeof(*texts));
+	json_object *progs = NULL;
+
+	json_object_object_get_ex(v->result, "programs", &progs);
+	return progs;
+}
+
+static size_t count_failed(json_object *progs)
+{
+	size_t i, failed = 0;
+
+	for (i = 0; progs && i < json_object_array_length(progs); i++)
+		failed += program_failed(json_object_array_get_idx(progs, i));
+	return failed;
+}
+
+/* Why a whole object could not be judged (libbpf could not open it). */
+static const char *object_error(const struct verified *v)
+{
+	return programs_of(v) ? NULL : json_str(v->result, "error") ?: "the guest returned no programs";
+}
+
+static void print_sarif(struct session *s, const struct verified *files, size_t nr_files)
+{
+	size_t i, f, n = 0, k = 0;
+	struct diag_sarif_result *results;
+	struct diag_log **logs;
+	char **texts;
 	json_object *sarif;
 
-	for (i = 0; results && logs && texts && i < n; i++) {
-		json_object *prog = json_object_array_get_idx(progs, i);
+	for (f = 0; f < nr_files; f++)
+		n += programs_of(&files[f]) ? json_object_array_length(programs_of(&files[f])) : 0;
+	results = calloc(n ?: 1, sizeof(*results));
+	logs = calloc(n ?: 1, sizeof(*logs));
+	texts = calloc(n ?: 1, sizeof(*texts));
+	for (f = 0; results && logs && texts && f < nr_files; f++) {
+		json_object *progs = programs_of(&files[f]);
 
-		logs[i] = program_log(s, prog, &texts[i]);
-		results[i].prog_name = json_str(prog, "name");
-		results[i].object_file = file;
-		results[i].log = logs[i];
+		for (i = 0; progs && i < json_object_array_length(progs); i++, k++) {
+			json_object *prog = json_object_array_get_idx(progs, i);
+
+			logs[k] = program_log(s, prog, &texts[k]);
+			results[k].prog_name = json_str(prog, "name");
+			results[k].object_file = files[f].file;
+			results[k].log = logs[k];
+		}
 	}
 	sarif = results && logs && texts ? diag_to_sarif(results, n) : NULL;
 	puts(sarif ? json_object_to_json_string_ext(sarif, JSON_C_TO_STRING_PRETTY |
@@ -71,58 +109,103 @@ static void print_sarif(struct session *s, json_object *progs, const char *file)
 	free(texts);
 }
 
-static int print_verdicts(struct session *s, const struct common_opts *opts, const char *file)
+static json_object *file_json(struct session *s, const struct verified *v)
 {
-	json_object *progs = NULL, *doc, *list;
-	json_object *none = json_object_new_array();
-	size_t i, n, failed = 0;
+	json_object *doc = json_object_new_object(), *list = json_object_new_array();
+	json_object *progs = programs_of(v);
+	size_t i;
 
-	if (!json_object_object_get_ex(s->result, "programs", &progs))
-		progs = none;
-	n = json_object_array_length(progs);
-	for (i = 0; i < n; i++)
-		failed += program_failed(json_object_array_get_idx(progs, i));
+	json_object_object_add(doc, "file", json_object_new_string(v->file));
+	if (object_error(v))
+		json_object_object_add(doc, "error", json_object_new_string(object_error(v)));
+	for (i = 0; progs && i < json_object_array_length(progs); i++)
+		json_object_array_add(list, program_json(s, json_object_array_get_idx(progs, i)));
+	json_object_object_add(doc, "programs", list);
+	json_object_object_add(doc, "exit_code", json_object_new_int(object_error(v) ? EXIT_USAGE :
+					count_failed(progs) ? EXIT_REJECTED : EXIT_OK));
+	return doc;
+}
 
+static void print_human(struct session *s, const struct verified *v, const struct common_opts *opts)
+{
+	json_object *progs = programs_of(v);
+	size_t i, n = progs ? json_object_array_length(progs) : 0, failed = count_failed(progs);
+
+	if (object_error(v)) {
+		printf("%s: could not be opened: %s\n", v->file, object_error(v));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (i)
+			putchar('\n');
+		print_program(stdout, s, json_object_array_get_idx(progs, i), opts);
+	}
+	printf("\n%s: %zu program(s), %zu accepted, %zu not accepted\n", v->file, n, n - failed, failed);
+}
+
+/* Exit code: 2 if an object could not be opened, else 1 if a program was
+ * not accepted, else 0. */
+static int print_verdicts(struct session *s, const struct common_opts *opts,
+			  const struct verified *files, size_t nr_files)
+{
+	json_object *doc, *list;
+	int code = EXIT_OK;
+	size_t f;
+
+	for (f = 0; f < nr_files; f++) {
+		if (object_error(&files[f]))
+			code = EXIT_USAGE;
+		else if (count_failed(programs_of(&files[f])) && code == EXIT_OK)
+			code = EXIT_REJECTED;
+	}
 	if (opts->format == FORMAT_GCC) {
-		print_gcc(s, progs, file);
+		for (f = 0; f < nr_files; f++)
+			if (object_error(&files[f]))
+				printf("%s: error: could not be opened: %s\n", files[f].file, object_error(&files[f]));
+			else
+				print_gcc(s, programs_of(&files[f]), files[f].file);
 	} else if (opts->format == FORMAT_SARIF) {
-		print_sarif(s, progs, file);
+		print_sarif(s, files, nr_files);
 	} else if (opts->json) {
-		doc = json_object_new_object();
-		list = json_object_new_array();
+		/* One file: its document.  Several: one document per file in "files". */
+		if (nr_files == 1) {
+			doc = file_json(s, &files[0]);
+		} else {
+			doc = json_object_new_object();
+			list = json_object_new_array();
+			for (f = 0; f < nr_files; f++)
+				json_object_array_add(list, file_json(s, &files[f]));
+			json_object_object_add(doc, "files", list);
+		}
 		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-verify/1"));
-		json_object_object_add(doc, "file", json_object_new_string(file));
 		json_object_object_add(doc, "backend", json_object_new_string(opts->backend));
 		json_object_object_add(doc, "accel", accel_json(s));
-		for (i = 0; i < n; i++)
-			json_object_array_add(list, program_json(s, json_object_array_get_idx(progs, i)));
-		json_object_object_add(doc, "programs", list);
 		json_object_object_add(doc, "timing", timing_json(s));
-		json_object_object_add(doc, "exit_code", json_object_new_int(failed ? EXIT_REJECTED : EXIT_OK));
+		json_object_object_add(doc, "exit_code", json_object_new_int(code));
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
 						    JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	} else {
-		for (i = 0; i < n; i++) {
-			if (i)
+		for (f = 0; f < nr_files; f++) {
+			if (f)
 				putchar('\n');
-			print_program(stdout, s, json_object_array_get_idx(progs, i), opts);
+			print_human(s, &files[f], opts);
 		}
-		printf("\n%s: %zu program(s), %zu accepted, %zu not accepted\n", file, n, n - failed, failed);
 		print_timing(stdout, s);
 	}
-	json_object_put(none);
-	return failed ? EXIT_REJECTED : EXIT_OK;
+	return code;
 }
 
 int cmd_verify(int argc, char **argv)
 {
 	struct common_opts opts = COMMON_OPTS_DEFAULT;
-	json_object *job, *wanted = NULL, *available;
+	json_object *job, *wanted = NULL, *available, *staged, *objects = NULL;
+	struct verified *files = NULL;
 	struct bpfuml_paths paths;
 	struct session s;
-	const char *file, *guest_error;
-	int c, code;
+	const char *guest_error;
+	char name[32];
+	int c, code, nr_files, i;
 
 	static const struct option longopts[] = {
 		COMMON_LONGOPTS,
@@ -143,12 +226,12 @@ int cmd_verify(int argc, char **argv)
 		}
 	}
 	common_finish(&opts);
-	if (optind != argc - 1) {
+	nr_files = argc - optind;
+	if (nr_files < 1 || (wanted && nr_files > 1)) {
 		json_object_put(wanted);
-		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml verify FILE [--prog NAME]... "
-			    "[--log-level 1|2] [--json]; see bpfuml help verify");
+		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml verify FILE... [--prog NAME]... "
+			    "[--log-level 1|2] [--json] (--prog with one FILE only); see bpfuml help verify");
 	}
-	file = argv[optind];
 	if (paths_init(&paths)) {
 		json_object_put(wanted);
 		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
@@ -162,26 +245,52 @@ int cmd_verify(int argc, char **argv)
 
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("verify"));
-	json_object_object_add(job, "object", json_object_new_string("object.bpf.o"));
 	json_object_object_add(job, "programs", wanted);
 	json_object_object_add(job, "log_level", json_object_new_int(opts.log_level));
-
-	code = stage_object(&s, &paths, &opts, file);
+	files = calloc(nr_files, sizeof(*files));
+	code = files ? EXIT_OK : fail(&opts, EXIT_INFRA, "infrastructure", "out of memory");
+	if (nr_files > 1) {
+		objects = json_object_new_array();
+		json_object_object_add(job, "objects", objects);
+	}
+	/* Every input is checked (and compiled) before the one boot. */
+	for (i = 0; code == EXIT_OK && i < nr_files; i++) {
+		files[i].file = argv[optind + i];
+		if (nr_files == 1)
+			snprintf(name, sizeof(name), "object.bpf.o");
+		else
+			snprintf(name, sizeof(name), "object-%d.bpf.o", i);
+		code = stage_object(&s, &paths, &opts, files[i].file, name);
+		if (objects)
+			json_object_array_add(objects, json_object_new_string(name));
+	}
+	if (nr_files == 1)
+		json_object_object_add(job, "object", json_object_new_string("object.bpf.o"));
 	if (code == EXIT_OK)
 		code = boot_guest(&s, &paths, &opts, job);
 	if (code == EXIT_OK) {
 		guest_error = json_str(s.result, "error");
-		if (guest_error && json_object_object_get_ex(s.result, "available_programs", &available))
-			code = fail(&opts, EXIT_USAGE, "input", "%s: %s; it has: %s", file, guest_error,
+		if (nr_files == 1 && guest_error &&
+		    json_object_object_get_ex(s.result, "available_programs", &available))
+			code = fail(&opts, EXIT_USAGE, "input", "%s: %s; it has: %s", files[0].file, guest_error,
 				    json_object_to_json_string(available));
-		else if (guest_error && !json_object_object_get_ex(s.result, "programs", NULL))
-			code = fail(&opts, EXIT_USAGE, "input", "%s: %s", file, guest_error);
-		else
-			code = print_verdicts(&s, &opts, file);
+		else if (nr_files == 1 && guest_error && !json_object_object_get_ex(s.result, "programs", NULL))
+			code = fail(&opts, EXIT_USAGE, "input", "%s: %s", files[0].file, guest_error);
+		else if (nr_files > 1 && (!json_object_object_get_ex(s.result, "objects", &staged) ||
+					  (int)json_object_array_length(staged) != nr_files))
+			code = fail(&opts, EXIT_INFRA, "no-answer", "the guest returned %s",
+				    guest_error ?: "no verdicts for the objects");
+		else {
+			for (i = 0; i < nr_files; i++)
+				files[i].result = nr_files == 1 ? s.result :
+						  json_object_array_get_idx(staged, i);
+			code = print_verdicts(&s, &opts, files, nr_files);
+		}
 	}
 	if (opts.keep)
 		fprintf(stderr, "bpfuml: run directory kept: %s\n", s.run_dir);
 	session_destroy(&s);
 	json_object_put(job);
+	free(files);
 	return code;
 }

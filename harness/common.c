@@ -64,7 +64,7 @@ int fail(const struct common_opts *opts, int code, const char *kind, const char 
 }
 
 int stage_object(struct session *s, const struct bpfuml_paths *paths,
-		 const struct common_opts *opts, const char *file)
+		 const struct common_opts *opts, const char *file, const char *name)
 {
 	char msg[4096], out[PATH_MAX + 32], diag_file[PATH_MAX + 32];
 	enum input_error ierr;
@@ -72,7 +72,7 @@ int stage_object(struct session *s, const struct bpfuml_paths *paths,
 
 	if (access(file, F_OK))
 		return fail(opts, EXIT_USAGE, "input", "%s: no such file; give a .bpf.o or a .bpf.c", file);
-	snprintf(out, sizeof(out), "%s/object.bpf.o", s->run_dir);
+	snprintf(out, sizeof(out), "%s/%s", s->run_dir, name);
 	if (input_is_source(file)) {
 		snprintf(diag_file, sizeof(diag_file), "%s/clang.txt", s->run_dir);
 		ierr = input_compile(file, out, paths->include_dir, opts->cflags,
@@ -94,7 +94,7 @@ int stage_object(struct session *s, const struct bpfuml_paths *paths,
 	ierr = input_check_object(file, msg, sizeof(msg));
 	if (ierr != INPUT_OK)
 		return fail(opts, EXIT_USAGE, "input", "%s", msg);
-	err = session_add_file(s, "object.bpf.o", file);
+	err = session_add_file(s, name, file);
 	if (err)
 		return fail(opts, EXIT_INFRA, "infrastructure", "cannot copy %s into %s: %s",
 			    file, s->run_dir, strerror(-err));

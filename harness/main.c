@@ -10,7 +10,7 @@
 #include "options.h"
 
 static const struct command commands[] = {
-	{ "verify", cmd_verify, "verify FILE [--prog NAME]... [--log-level 1|2] [--cflags FLAGS]",
+	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS]",
 	  "Load every BPF program of FILE (a .bpf.o, or a .bpf.c compiled with clang-19\n"
 	  "against the UML kernel's vmlinux.h) in a UML guest (or, with --backend qemu,\n"
 	  "the x86_64 reference kernel under QEMU) and report, per program:\n"
@@ -18,7 +18,10 @@ static const struct command commands[] = {
 	  "final error line, and the structured 7.3 diagnostic report when the kernel\n"
 	  "printed one.  Programs are first loaded together, as libbpf does; if that\n"
 	  "fails each is loaded on its own, so one rejection hides no other verdict.\n"
-	  "--prog NAME limits the job to the named program(s)." },
+	  "--prog NAME limits the job to the named program(s).  Several FILEs are\n"
+	  "judged in one boot, each as if alone; --json then gives one document per\n"
+	  "file in \"files\", and the exit code is the worst: 2 if a file could not\n"
+	  "be opened, else 1 if a program was not accepted." },
 	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N]",
 	  "Load program NAME of FILE and run it with BPF_PROG_TEST_RUN.  Prints the\n"
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"

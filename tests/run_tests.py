@@ -227,6 +227,25 @@ def verify_two_programs_judged_independently():
 
 
 @test
+def verify_several_files_in_one_boot():
+    files = [os.path.join(PROGS, n) for n in ('accepted.bpf.o', 'rejected.bpf.o', 'two_progs.bpf.o')]
+    code, doc, err = bpfuml_json('verify', *files)
+    check(code == EXIT_REJECTED, f'exit {code}, want 1: {doc.get("error")}')
+    check([f['file'] for f in doc['files']] == files, [f['file'] for f in doc['files']])
+    check([f['exit_code'] for f in doc['files']] == [0, 1, 1], [f['exit_code'] for f in doc['files']])
+    # Each object judged as if alone: the same verdicts as one file per boot.
+    for f in files:
+        code1, alone, _ = bpfuml_json('verify', f)
+        got = next(x for x in doc['files'] if x['file'] == f)
+        check([(p['name'], p['verdict'], p.get('legacy_error')) for p in got['programs']] ==
+              [(p['name'], p['verdict'], p.get('legacy_error')) for p in alone['programs']],
+              f'{f}: {got["programs"]} vs {alone["programs"]}')
+    code, doc, err = bpfuml_json('verify', files[0], os.path.join(SRC_PROGS, 'no-such.bpf.o'))
+    check(code == EXIT_USAGE and 'no such file' in doc['error']['message'], f'exit {code}: {doc}')
+    check_no_leftovers()
+
+
+@test
 def verify_log_buffer_grows_instead_of_truncating():
     code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'long_log.bpf.o'), '--log-level', '2')
     check(code == EXIT_OK, f'exit {code}')

@@ -233,7 +233,7 @@ static int load_alone(const char *path, const char *name, int log_level,
 	}
 }
 
-static json_object *outcome_to_json(const struct prog_outcome *out, int index)
+static json_object *outcome_to_json(const struct prog_outcome *out, const char *log_prefix, int index)
 {
 	json_object *prog = json_object_new_object();
 	const char *type = libbpf_bpf_prog_type_str(out->type);
@@ -262,7 +262,7 @@ static json_object *outcome_to_json(const struct prog_outcome *out, int index)
 		json_object_object_add(prog, "type_unsupported", json_object_new_boolean(true));
 	if (out->messages && *out->messages)
 		json_object_object_add(prog, "libbpf_messages", json_object_new_string(out->messages));
-	snprintf(log_name, sizeof(log_name), "prog-%d.log", index);
+	snprintf(log_name, sizeof(log_name), "%sprog-%d.log", log_prefix, index);
 	if (log_len && !agent_write_file(log_name, out->log, log_len))
 		json_object_object_add(prog, "log_file", json_object_new_string(log_name));
 	json_object_object_add(prog, "log_bytes", json_object_new_int64(log_len));
@@ -272,24 +272,16 @@ static json_object *outcome_to_json(const struct prog_outcome *out, int index)
 	return prog;
 }
 
-int agent_verify(json_object *job, json_object *result)
+/* Judge the programs of one object into RESULT ("programs", or "error");
+ * their logs are written as LOG_PREFIXprog-N.log. */
+static int verify_object(const char *path, json_object *wanted, int log_level,
+			 const char *log_prefix, json_object *result)
 {
-	const char *path = json_string_member(job, "object");
-	int log_level = json_int_member(job, "log_level", 1);
-	json_object *wanted = NULL, *progs;
+	json_object *progs;
 	struct prog_outcome *outs;
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 	int nr = 0, i, err;
-
-	libbpf_set_print(capture_libbpf_print);
-	if (!path) {
-		set_error(result, "job has no object");
-		return -EINVAL;
-	}
-	json_object_object_get_ex(job, "programs", &wanted);
-	if (wanted && !json_object_is_type(wanted, json_type_array))
-		wanted = NULL;
 
 	/* First pass: which programs are there, and are the wanted ones? */
 	obj = open_object(path, result);
@@ -340,13 +332,48 @@ int agent_verify(json_object *job, json_object *result)
 
 	progs = json_object_new_array();
 	for (i = 0; i < nr; i++) {
-		json_object_array_add(progs, outcome_to_json(&outs[i], i));
+		json_object_array_add(progs, outcome_to_json(&outs[i], log_prefix, i));
 		free(outs[i].log);
 		free(outs[i].messages);
 	}
 	json_object_object_add(result, "programs", progs);
 	free(outs);
 	return err;
+}
+
+/* One object ("object"), or several in one boot ("objects": each gets its
+ * own entry in the result's "objects", judged as if alone). */
+int agent_verify(json_object *job, json_object *result)
+{
+	const char *path = json_string_member(job, "object");
+	int log_level = json_int_member(job, "log_level", 1);
+	json_object *wanted = NULL, *objects, *results;
+	char prefix[32];
+	size_t i;
+
+	libbpf_set_print(capture_libbpf_print);
+	json_object_object_get_ex(job, "programs", &wanted);
+	if (wanted && !json_object_is_type(wanted, json_type_array))
+		wanted = NULL;
+	if (path)
+		return verify_object(path, wanted, log_level, "", result);
+	if (!json_object_object_get_ex(job, "objects", &objects) ||
+	    !json_object_is_type(objects, json_type_array)) {
+		set_error(result, "job has no object");
+		return -EINVAL;
+	}
+	results = json_object_new_array();
+	json_object_object_add(result, "objects", results);
+	for (i = 0; i < json_object_array_length(objects); i++) {
+		json_object *one = json_object_new_object();
+
+		path = json_object_get_string(json_object_array_get_idx(objects, i));
+		json_object_object_add(one, "object", json_object_new_string(path));
+		snprintf(prefix, sizeof(prefix), "obj-%zu-", i);
+		verify_object(path, wanted, log_level, prefix, one);
+		json_object_array_add(results, one);
+	}
+	return 0;
 }
 
 /* ---- run ------------------------------------------------------------------ */
@@ -545,7 +572,7 @@ int agent_run(json_object *job, json_object *result)
 	out.err = bpf_object__load(obj);
 	take_messages(&out);
 	progs = json_object_new_array();
-	json_object_array_add(progs, outcome_to_json(&out, 0));
+	json_object_array_add(progs, outcome_to_json(&out, "", 0));
 	json_object_object_add(result, "programs", progs);
 	if (out.err)
 		goto out;	/* the verdict says why; no run */
