@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""corpus.py — fidelity of UML against the x86_64 reference on a real corpus.
+
+Every program of every BPF object in a directory (by default the 7.3
+selftests' objects, built by `make selftests`) is verified with
+`bpfuml verify --json` on UML and on the x86_64 reference (--backend qemu),
+in chunks of objects per boot.  Per program it compares the verdict, the
+verifier's legacy error line and the structured report's category, and
+prints counts of identical / different programs and every difference with
+its cause (the UML fidelity note bpfuml gives, else the UML error line).
+
+usage: tests/upstream/corpus.py [--objects DIR] [--sample N | --shard I/N]
+                                [--uml-build DIR] [--json FILE] [--chunk N]
+  --sample N      every k-th object so that about N are taken (sorted by
+                  name: the same sample on every run)
+  --shard I/N     objects I, I+N, I+2N, ... (0-based), to split a full run
+  --uml-build DIR the build directory whose UML kernel is compared (e.g. one
+                  holding an unpatched kernel, for a before/after figure)
+  --reference-json FILE  reuse the x86_64 side of an earlier --json output
+                  (the reference does not change with kernel-patches that
+                  touch only UML; it takes minutes under TCG)
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(TOP, 'build')
+DEFAULT_OBJECTS = os.path.join(BUILD, 'selftests', 'bpf')
+
+
+def pick(objects, sample, shard):
+    objects = sorted(objects)
+    if shard:
+        i, n = (int(x) for x in shard.split('/'))
+        return objects[i::n]
+    if sample and sample < len(objects):
+        step = len(objects) / sample
+        return [objects[int(k * step)] for k in range(sample)]
+    return objects
+
+
+def category(prog):
+    diag = prog.get('diagnostics') or {}
+    reports = diag.get('reports') or []
+    return reports[0].get('category') if reports else None
+
+
+def legacy(prog):
+    diag = prog.get('diagnostics') or {}
+    return diag.get('legacy_error') or (prog.get('error') if prog['verdict'] == 'not_loaded' else None)
+
+
+def verify_chunk(build_dir, backend, chunk, timeout):
+    """{(object, program): outcome} for one boot over CHUNK."""
+    env = {**os.environ, 'BPFUML_BUILD_DIR': build_dir, 'NO_COLOR': '1'}
+    cmd = [os.path.join(build_dir, 'bin', 'bpfuml'), 'verify', '--json', '--backend', backend,
+           '--timeout', str(timeout), *chunk]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        doc = {}
+    files = doc.get('files') or ([doc] if 'programs' in doc else None)
+    if proc.returncode not in (0, 1, 2) or files is None:
+        # A chunk that broke the guest (panic, time-out) is retried one
+        # object at a time, so that one bad object costs only itself.
+        if len(chunk) > 1:
+            out = {}
+            for obj in chunk:
+                out.update(verify_chunk(build_dir, backend, [obj], timeout))
+            return out
+        error = (doc.get('error') or {}).get('message') or proc.stderr.strip()[-300:]
+        return {(chunk[0], '*'): {'verdict': 'infrastructure', 'legacy': error, 'category': None}}
+    out = {}
+    for f in files:
+        name = os.path.basename(f['file'])
+        if f.get('error'):
+            out[(name, '*')] = {'verdict': 'not_opened', 'legacy': f['error'], 'category': None}
+        for p in f['programs']:
+            out[(name, p['name'])] = {'verdict': p['verdict'], 'legacy': legacy(p),
+                                      'category': category(p), 'note': p.get('uml_fidelity_note')}
+    return out
+
+
+def verify_all(build_dir, backend, objects, chunk_size, timeout, label):
+    results = {}
+    start = time.monotonic()
+    for i in range(0, len(objects), chunk_size):
+        chunk = objects[i:i + chunk_size]
+        results.update(verify_chunk(build_dir, backend, chunk, timeout))
+        print(f'  {label}: {min(i + chunk_size, len(objects))}/{len(objects)} objects, '
+              f'{time.monotonic() - start:.0f} s', file=sys.stderr, flush=True)
+    return results, time.monotonic() - start
+
+
+def difference(uml, ref):
+    """None when identical, else (kind, cause)."""
+    if uml['verdict'] == ref['verdict'] and uml['legacy'] == ref['legacy'] and \
+       uml['category'] == ref['category']:
+        return None
+    if uml['verdict'] != ref['verdict']:
+        kind = f'{uml["verdict"]} on UML, {ref["verdict"]} on x86_64'
+    elif uml['category'] != ref['category']:
+        kind = 'same verdict, different report category'
+    else:
+        kind = 'same verdict, different error line'
+    cause = uml.get('note') or uml['legacy'] or ref['legacy'] or '?'
+    return kind, cause
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--objects', default=DEFAULT_OBJECTS)
+    ap.add_argument('--sample', type=int)
+    ap.add_argument('--shard')
+    ap.add_argument('--uml-build', default=BUILD)
+    ap.add_argument('--reference-json')
+    ap.add_argument('--chunk', type=int, default=40)
+    ap.add_argument('--timeout', type=int, default=900)
+    ap.add_argument('--json', help='write every outcome and difference to this file')
+    ap.add_argument('--list', type=int, default=40, help='differences to print per cause (0: all)')
+    args = ap.parse_args()
+
+    objects = glob.glob(os.path.join(args.objects, '**', '*.bpf.o'), recursive=True)
+    if not objects:
+        sys.exit(f'corpus: no .bpf.o under {args.objects}; run `make selftests` or give --objects')
+    objects = pick(objects, args.sample, args.shard)
+    print(f'corpus: {len(objects)} objects from {args.objects}', file=sys.stderr)
+
+    uml, uml_s = verify_all(os.path.abspath(args.uml_build), 'uml', objects, args.chunk,
+                            args.timeout, 'uml')
+    if args.reference_json:
+        with open(args.reference_json) as f:
+            saved = json.load(f)
+        ref = {tuple(k.split('::', 1)): v for k, v in saved['reference'].items()}
+        ref_s = saved.get('reference_seconds')
+    else:
+        ref, ref_s = verify_all(BUILD, 'qemu', objects, args.chunk, args.timeout, 'x86_64')
+
+    names = {os.path.basename(o) for o in objects}
+    keys = sorted(k for k in set(uml) | set(ref) if k[0] in names)
+    missing = {'verdict': 'absent', 'legacy': None, 'category': None}
+    counts = collections.Counter()
+    causes = collections.defaultdict(list)
+    for key in keys:
+        d = difference(uml.get(key, missing), ref.get(key, missing))
+        if d is None:
+            counts['identical'] += 1
+        else:
+            counts['different'] += 1
+            counts[d[0]] += 1
+            causes[d[1]].append((key, d[0]))
+
+    total = counts['identical'] + counts['different']
+    print(f'\ncorpus: {len(objects)} objects, {total} programs; UML {uml_s:.0f} s, '
+          f'x86_64 {ref_s or 0:.0f} s')
+    print(f'  identical (verdict, error line, category): {counts["identical"]}')
+    print(f'  different: {counts["different"]}')
+    for kind, n in counts.most_common():
+        if kind not in ('identical', 'different'):
+            print(f'    {n:5d}  {kind}')
+    print('\nDifferences by cause (most frequent first):')
+    for cause, items in sorted(causes.items(), key=lambda kv: -len(kv[1])):
+        print(f'  {len(items):5d}  {cause}')
+        for (obj, prog), kind in items[:args.list or None]:
+            print(f'           {obj} {prog}: {kind}')
+        if args.list and len(items) > args.list:
+            print(f'           ... {len(items) - args.list} more')
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump({'objects': len(objects), 'programs': total, 'counts': dict(counts),
+                       'uml_seconds': uml_s, 'reference_seconds': ref_s,
+                       'uml': {'::'.join(k): v for k, v in uml.items()},
+                       'reference': {'::'.join(k): v for k, v in ref.items()},
+                       'differences': {c: [['::'.join(k), kind] for k, kind in items]
+                                       for c, items in causes.items()}}, f, indent=1)
+
+
+if __name__ == '__main__':
+    main()
