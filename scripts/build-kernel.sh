@@ -322,13 +322,21 @@ install_artifacts() {
 	done
 	"$staging/bin/bpftool" btf dump file "$staging/kernel/linux" format c >"$staging/include/vmlinux.h" ||
 		die "generating vmlinux.h from the UML kernel's BTF failed"
+	publish_artifacts "$staging" "UML kernel, libbpf, bpftool, vmlinux.h"
+}
+
+# Write the manifest (what went into the artifacts) and publish the staging
+# directory as $art: the rename makes it appear whole or not at all.
+publish_artifacts() {
+	local staging=$1 target=$2
 	cat >"$staging/manifest" <<-EOF
 	key: $key
+	target: $target
 	source: $source_desc
 	source-tree: $pristine
 	patched-tree: $(git_tree rev-parse 'HEAD^{tree}')
 	patches: $(series_patches | tr '\n' ' ')
-	config-fragments: $(for f in "${fragments[@]}"; do printf '%s ' "$(rel "$f")"; done)
+	config-fragments: $(selftest_fragments | tr '\n' ' ')$(for f in "${fragments[@]}"; do printf '%s ' "$(rel "$f")"; done)
 	toolchain: $(toolchain_id | tr '\n' ';')
 	build-dir: $out
 	built: $(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -450,21 +458,7 @@ install_qemu_artifacts() {
 		"$bpftool" btf dump file "$out/vmlinux" format c >"$staging/vmlinux.h" ||
 			die "generating vmlinux.h from the x86_64 kernel's BTF failed"
 	fi
-	cat >"$staging/manifest" <<-EOF
-	key: $key
-	target: x86_64 bzImage for --backend qemu
-	source: $source_desc
-	source-tree: $pristine
-	patched-tree: $(git_tree rev-parse 'HEAD^{tree}')
-	patches: $(series_patches | tr '\n' ' ')
-	config-fragments: $(selftest_fragments | tr '\n' ' ')$(for f in "${fragments[@]}"; do printf '%s ' "$(rel "$f")"; done)
-	toolchain: $(toolchain_id | tr '\n' ';')
-	build-dir: $out
-	built: $(date -u +%Y-%m-%dT%H:%M:%SZ)
-	EOF
-	rm -rf "$art"
-	mv "$staging" "$art"
-	touch "$art/.complete"
+	publish_artifacts "$staging" "x86_64 bzImage for --backend qemu"
 }
 
 main_qemu() {
