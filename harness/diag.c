@@ -1004,6 +1004,9 @@ static void trace_line(struct parser *p, const struct line *l)
 	}
 	if (is_stats_family(l))
 		return;
+	/* The two state dumps that follow "infinite loop detected". */
+	if (starts(l, "cur state: ") || starts(l, "old state: "))
+		return;
 
 	p->last = *l;
 	p->last_valid = true;

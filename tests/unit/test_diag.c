@@ -589,6 +589,20 @@ static void test_no_report(void)
 	end("no-report/state-comment-stripped");
 	diag_free(log);
 
+	/* After "infinite loop detected" the kernel dumps both states: the
+	 * error is the line before them (recorded from UML). */
+	begin();
+	log = parse_str("3: (05) goto pc-2\n"
+			"infinite loop detected at insn 2\n"
+			"cur state: R1=0 R10=fp0\n"
+			"old state: R1=P0 R10=fp0\n"
+			"processed 11 insns (limit 1000000) max_states_per_insn 0 total_states 1 "
+			"peak_states 1 mark_read 0\n");
+	CHECK(log && streq(log->legacy_error, "infinite loop detected at insn 2"), "legacy \"%s\"",
+	      log ? S(log->legacy_error) : "");
+	end("no-report/infinite-loop-state-dump");
+	diag_free(log);
+
 	begin();
 	log = diag_parse("", 0);
 	CHECK(log && !log->has_report && !log->legacy_error && log->failing_insn == -1 &&
