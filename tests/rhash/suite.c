@@ -38,6 +38,7 @@ enum check_status fn(struct check *c, const char *fmt, ...)			\
 DEFINE_RESULT(check_pass, CHECK_PASS)
 DEFINE_RESULT(check_fail, CHECK_FAIL)
 DEFINE_RESULT(check_skip, CHECK_SKIP)
+DEFINE_RESULT(check_xfail, CHECK_XFAIL)
 
 struct bpf_object *suite_open(const char *const *progs, char *why, size_t why_len)
 {
@@ -137,7 +138,7 @@ static double now_ms(void)
 
 static void run_all(const char *only)
 {
-	static const char *const words[] = { "PASS", "FAIL", "SKIP" };
+	static const char *const words[] = { "PASS", "FAIL", "SKIP", "XFAIL" };
 	struct check *c;
 	unsigned int a;
 	double start;
