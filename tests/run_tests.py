@@ -126,6 +126,12 @@ KERNEL_COMPLAINTS = ('WARNING:', 'BUG:', 'BUG ', 'Oops', 'Kernel panic', 'kernel
                      'INFO: task', 'refcount_t:', 'list_add corruption', 'list_del corruption')
 
 
+def kernel_complaints(console_text):
+    """The console lines that say the kernel warned, oopsed or panicked."""
+    return [line for line in console_text.splitlines()
+            if any(word in line for word in KERNEL_COMPLAINTS)]
+
+
 def rhash_suite(only=None):
     """Boots tests/rhash's guest once and reports each of its checks as a
     test of its own (rhash/AREA/NAME), plus rhash/console_clean, the scan of
@@ -142,7 +148,10 @@ def rhash_suite(only=None):
             proc = subprocess.run([os.path.join(TOP, 'tests', 'smoke', 'run.sh'), BUILD,
                                    'rhash_suite', 'progs/rhash_suite.bpf.o', *guest_args],
                                   capture_output=True, text=True, timeout=150,
-                                  env={**os.environ, 'SMOKE_CONSOLE': console})
+                                  # loglevel=5: WARN() prints at KERN_WARNING, which
+                                  # "quiet" (console_loglevel 4) keeps off the console.
+                                  env={**os.environ, 'SMOKE_CONSOLE': console,
+                                       'SMOKE_KERNEL_ARGS': 'loglevel=5'})
             out, err = proc.stdout, proc.stderr
         except subprocess.TimeoutExpired as e:
             out, err = e.stdout or '', f'run.sh did not end within 150 s\n{e.stderr or ""}'
@@ -181,8 +190,7 @@ def rhash_suite(only=None):
         failed += 1
         print('FAIL rhash/console_clean\n    no console log was kept')
     else:
-        bad = [line for line in console_text.splitlines()
-               if any(word in line for word in KERNEL_COMPLAINTS)]
+        bad = kernel_complaints(console_text)
         if bad:
             failed += 1
             print('FAIL rhash/console_clean')
@@ -245,6 +253,20 @@ for _path, _expect, _gap in example_expectations():
 
 
 # ---- foundation ----------------------------------------------------------
+
+@test
+def console_scan_finds_kernel_warnings():
+    """The scan behind rhash/console_clean, on a WARN and an oops as 7.3
+    prints them (kernel/panic.c __warn(), arch/um's oops) and on a clean log."""
+    warn = ('------------[ cut here ]------------\n'
+            'WARNING: kernel/bpf/hashtab.c:3089 at rhtab_map_update_elem+0x5c/0x2a0, CPU#0: rhash_suite/1\n'
+            'Modules linked in:\n')
+    oops = 'Oops: 0000 [#1] NOPTI\nKernel panic - not syncing: Attempted to kill init!\n'
+    clean = 'Could not setup DMA mask for udmabuf device\nreboot: Power down\n'
+    check(len(kernel_complaints(warn)) == 1, f'WARN not found: {kernel_complaints(warn)}')
+    check(len(kernel_complaints(oops)) == 2, f'oops/panic not found: {kernel_complaints(oops)}')
+    check(kernel_complaints(clean) == [], f'clean log flagged: {kernel_complaints(clean)}')
+
 
 @test
 def smoke_rhash_syscall_prog():

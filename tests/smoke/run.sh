@@ -6,7 +6,9 @@
 #   GUEST_ARGS more arguments for the guest, after OBJECT and RESULT_DIR
 # The guest's result lines are printed prefixed "smoke: "; exit 0 when there
 # is a PASS line and no FAIL line.  SMOKE_CONSOLE=FILE keeps UML's console log
-# there (the caller scans it for kernel warnings).
+# there (the caller scans it for kernel warnings); SMOKE_KERNEL_ARGS adds
+# kernel parameters after the fixed ones (e.g. loglevel=5: "quiet" alone
+# keeps WARN()'s KERN_WARNING lines off the console).
 set -euo pipefail
 
 build=$(cd "${1:-build}" && pwd)
@@ -39,7 +41,7 @@ start=$(date +%s%N)
 setsid env TMPDIR="$run" "$linux" mem=128M umid="$umid" uml_dir="$run" \
 	root=/dev/root rootfstype=hostfs rootflags=/ ro \
 	con=null con0=null,fd:1 quiet lpj=20000000 \
-	init="$guest" -- "$objname" "$run" "$@" </dev/null >"$run/console.log" 2>&1 &
+	${SMOKE_KERNEL_ARGS:-} init="$guest" -- "$objname" "$run" "$@" </dev/null >"$run/console.log" 2>&1 &
 uml_pid=$!
 # The watchdog kills the whole UML session if it outlives 60 s.
 ( trap 'kill "$nap" 2>/dev/null; exit 0' TERM
