@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* rhash_suite.bpf.c — the BPF side of the RHASH suite (tests/rhash/): a
  * syscall program that performs one map operation on request (the update-flag
- * matrix from BPF), a bpf_spin_lock writer, a timer armed inside an RHASH
- * value, and a map-element iterator.  The guest loads only the programs a
+ * matrix from BPF), a bpf_spin_lock writer, timers armed inside RHASH values
+ * (one of them rewrites its element from softirq context), and a map-element
+ * iterator.  The guest loads only the programs a
  * check needs, so one program the kernel cannot load hides no other.
  */
 #include "vmlinux.h"
@@ -70,19 +71,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct locked_value);
 } locked_map SEC(".maps");
-
-/* The same value without the lock: updates copy in place, unprotected. */
-struct plain_value {
-	__u64 words[LOCKED_WORDS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RHASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16);
-	__type(key, __u32);
-	__type(value, struct plain_value);
-} plain_map SEC(".maps");
 
 struct locked_write_args {
 	__u32 key;
@@ -174,6 +162,74 @@ int arm_timer(struct __sk_buff *skb)
 		timer_ctl.err_step = 4;
 out:
 	timer_ctl.err = err;
+	return err ? 1 : 0;
+}
+
+/* ---- a writer in interrupt context: a timer that re-arms itself ---------
+ * On one CPU a syscall's copy of a value can only be cut in two by an
+ * interrupt.  This timer's callback (softirq) rewrites every word of its
+ * element every period, under the element's bpf_spin_lock or not. */
+
+#define TEAR_WORDS 256	/* 2 KiB: a copy long enough to be interrupted */
+
+struct tear_value {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct bpf_timer timer;
+	__u64 words[TEAR_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RHASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct tear_value);
+} tear_map SEC(".maps");
+
+struct tear_ctl {
+	__u64 callbacks;
+	__u64 period_ns;	/* in */
+	__s64 err;
+	__u32 use_lock;		/* in: write under the element's lock */
+	__u32 stop;		/* in: do not re-arm */
+} tear_ctl SEC(".data.tear");
+
+static int tear_cb(void *map, __u32 *key, struct tear_value *v)
+{
+	__u64 stamp = __sync_fetch_and_add(&tear_ctl.callbacks, 1) + 1;
+	int i;
+
+	if (tear_ctl.use_lock) {
+		bpf_spin_lock(&v->lock);
+		for (i = 0; i < TEAR_WORDS; i++)
+			v->words[i] = stamp;
+		bpf_spin_unlock(&v->lock);
+	} else {
+		for (i = 0; i < TEAR_WORDS; i++)
+			v->words[i] = stamp;
+	}
+	if (!tear_ctl.stop)
+		bpf_timer_start(&v->timer, tear_ctl.period_ns, 0);
+	return 0;
+}
+
+SEC("tc")
+int arm_tear_timer(struct __sk_buff *skb)
+{
+	struct tear_value *v;
+	__u32 key = 0;
+	long err;
+
+	v = bpf_map_lookup_elem(&tear_map, &key);
+	if (!v)
+		return 1;
+	err = bpf_timer_init(&v->timer, &tear_map, 1 /* CLOCK_MONOTONIC */);
+	if (!err)
+		err = bpf_timer_set_callback(&v->timer, tear_cb);
+	if (!err)
+		err = bpf_timer_start(&v->timer, tear_ctl.period_ns, 0);
+	tear_ctl.err = err;
 	return err ? 1 : 0;
 }
 

@@ -9,9 +9,11 @@
  *
  * UML is SMP=n with voluntary preemption: the threads below take turns on
  * one CPU and a task is not preempted inside the kernel, so a copy in
- * progress cannot be watched by another thread; a torn read would need an
- * interrupt to write the value mid-copy.  The lock check still proves that
- * locked readers and writers (user space and a BPF program) agree.
+ * progress cannot be watched by another thread.  What can cut a copy in two
+ * there is an interrupt: the tear checks use a BPF timer that rewrites its
+ * element from softirq context every few microseconds.  BPF_F_LOCK's copy
+ * holds the element's lock with interrupts off, so the locked reader must
+ * never see a tear; the unlocked one may.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,10 +32,6 @@ struct locked_value {
 	__u64 words[WORDS];
 };
 
-struct plain_value {
-	__u64 words[WORDS];
-};
-
 struct locked_write_args {
 	__u32 key;
 	__u32 rounds;
@@ -43,7 +41,6 @@ struct locked_write_args {
 
 struct race {
 	int map_fd, prog_fd;
-	bool locked;
 	atomic_bool stop;
 	atomic_long writes, reads, torn, errors;
 	atomic_int first_errno;
@@ -78,10 +75,7 @@ static void *user_writer(void *arg)
 		w->stamp += 2;
 		for (i = 0; i < WORDS; i++)
 			v.words[i] = w->stamp;
-		/* locked_value and plain_value share the words' layout
-		 * after the 8-byte lock slot; the plain map gets words only. */
-		if (bpf_map_update_elem(r->map_fd, &key, r->locked ? (void *)&v : (void *)v.words,
-					r->locked ? BPF_F_LOCK | BPF_EXIST : BPF_EXIST))
+		if (bpf_map_update_elem(r->map_fd, &key, &v, BPF_F_LOCK | BPF_EXIST))
 			race_error(r, errno);
 		atomic_fetch_add(&r->writes, 1);
 	}
@@ -108,11 +102,11 @@ static void *reader(void *arg)
 {
 	struct race *r = arg;
 	struct locked_value v;
-	__u64 *words = r->locked ? v.words : (__u64 *)&v;
+	__u64 *words = v.words;
 	__u32 key = 1, i;
 
 	while (!atomic_load(&r->stop)) {
-		if (bpf_map_lookup_elem_flags(r->map_fd, &key, &v, r->locked ? BPF_F_LOCK : 0)) {
+		if (bpf_map_lookup_elem_flags(r->map_fd, &key, &v, BPF_F_LOCK)) {
 			race_error(r, errno);
 			continue;
 		}
@@ -126,7 +120,8 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* Two user-space writers, a BPF writer when locked, two readers. */
+/* Two user-space writers and a BPF writer, all under the element's lock,
+ * against two BPF_F_LOCK readers. */
 static int race(struct race *r, const char *map_name, char *why, size_t why_len)
 {
 	static const char *const progs[] = { "locked_write", NULL };
@@ -137,21 +132,19 @@ static int race(struct race *r, const char *map_name, char *why, size_t why_len)
 	int n = 0, i;
 	__u32 key = 1;
 
-	obj = suite_open(r->locked ? progs : NULL, why, why_len);
+	obj = suite_open(progs, why, why_len);
 	if (!obj)
 		return -1;
 	r->map_fd = suite_map_fd(obj, map_name);
-	r->prog_fd = r->locked ? suite_prog_fd(obj, "locked_write") : -1;
-	if (bpf_map_update_elem(r->map_fd, &key, r->locked ? (void *)&zero : (void *)zero.words,
-				BPF_NOEXIST)) {
+	r->prog_fd = suite_prog_fd(obj, "locked_write");
+	if (bpf_map_update_elem(r->map_fd, &key, &zero, BPF_NOEXIST)) {
 		snprintf(why, why_len, "insert of the raced key: %s", strerror(errno));
 		bpf_object__close(obj);
 		return -1;
 	}
 	for (i = 0; i < 2; i++)
 		pthread_create(&threads[n++], NULL, user_writer, &writers[i]);
-	if (r->locked)
-		pthread_create(&threads[n++], NULL, bpf_writer, &writers[2]);
+	pthread_create(&threads[n++], NULL, bpf_writer, &writers[2]);
 	for (i = 0; i < 2; i++)
 		pthread_create(&threads[n++], NULL, reader, r);
 	usleep(RACE_MS * 1000);
@@ -164,7 +157,7 @@ static int race(struct race *r, const char *map_name, char *why, size_t why_len)
 
 static enum check_status run_locked_reads(struct check *c)
 {
-	struct race r = { .locked = true };
+	struct race r = {};
 	char why[256];
 
 	if (race(&r, "locked_map", why, sizeof(why)))
@@ -183,20 +176,115 @@ static enum check_status run_locked_reads(struct check *c)
 			  (long)r.reads, (long)r.writes, RACE_MS);
 }
 
-static enum check_status run_unlocked_reads(struct check *c)
+/* ---- torn reads against a writer in interrupt context ---------------------- */
+
+#define TEAR_WORDS 256	/* as in rhash_suite.bpf.c */
+#define TEAR_PERIOD_NS 20000
+
+struct tear_value {
+	__u32 lock;	/* struct bpf_spin_lock */
+	__u32 pad;
+	__u64 timer[2];	/* struct bpf_timer */
+	__u64 words[TEAR_WORDS];
+};
+
+struct tear_ctl {	/* .data.tear of rhash_suite.bpf.c */
+	__u64 callbacks;
+	__u64 period_ns;
+	__s64 err;
+	__u32 use_lock;
+	__u32 stop;
+};
+
+struct tear_run {
+	long reads, torn, errors, callbacks;
+	int first_errno;
+};
+
+/* User space reads the element while the timer rewrites it. */
+static int tear_race(bool locked, struct tear_run *t, char *why, size_t len)
 {
-	struct race r = { .locked = false };
+	static const char *const progs[] = { "arm_tear_timer", NULL };
+	unsigned char packet[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = packet, .data_size_in = sizeof(packet));
+	static struct tear_value zero, v;
+	volatile struct tear_ctl *ctl;
+	struct bpf_object *obj;
+	__u32 key = 0, i;
+	double start;
+	size_t size;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	obj = suite_open(progs, why, len);
+	if (!obj)
+		return -1;
+	ctl = bpf_map__initial_value(bpf_object__find_map_by_name(obj, ".data.tear"), &size);
+	fd = suite_map_fd(obj, "tear_map");
+	if (!ctl || bpf_map_update_elem(fd, &key, &zero, BPF_NOEXIST)) {
+		snprintf(why, len, "setup: %s", ctl ? strerror(errno) : ".data.tear is not mapped");
+		bpf_object__close(obj);
+		return -1;
+	}
+	ctl->use_lock = locked;
+	ctl->period_ns = TEAR_PERIOD_NS;
+	if (bpf_prog_test_run_opts(suite_prog_fd(obj, "arm_tear_timer"), &run) || run.retval) {
+		snprintf(why, len, "arm_tear_timer: run %s, retval %u, helper error %lld",
+			 strerror(errno), run.retval, (long long)ctl->err);
+		bpf_object__close(obj);
+		return -1;
+	}
+	for (start = now_ms(); now_ms() - start < RACE_MS;) {
+		if (bpf_map_lookup_elem_flags(fd, &key, &v, locked ? BPF_F_LOCK : 0)) {
+			if (!t->errors++)
+				t->first_errno = errno;
+			continue;
+		}
+		t->reads++;
+		for (i = 1; i < TEAR_WORDS; i++)
+			if (v.words[i] != v.words[0]) {
+				t->torn++;
+				break;
+			}
+	}
+	ctl->stop = 1;
+	usleep(20000);
+	t->callbacks = ctl->callbacks;
+	bpf_object__close(obj);	/* frees the element: cancels the timer */
+	return 0;
+}
+
+static enum check_status run_locked_reads_vs_timer(struct check *c)
+{
+	struct tear_run t;
 	char why[256];
 
-	if (race(&r, "plain_map", why, sizeof(why)))
+	if (tear_race(true, &t, why, sizeof(why)))
 		return check_fail(c, "%s", why);
-	if (r.errors)
-		return check_fail(c, "%ld syscalls failed, the first with %s", (long)r.errors,
-				  strerror(r.first_errno));
+	if (t.errors)
+		return check_fail(c, "%ld lookups failed, the first with %s", t.errors, strerror(t.first_errno));
+	if (t.torn)
+		return check_fail(c, "%ld of %ld BPF_F_LOCK reads torn by the timer's locked writes",
+				  t.torn, t.reads);
+	if (t.callbacks < 50 || t.reads < 100)
+		return check_fail(c, "too little raced to tell: %ld timer writes, %ld reads",
+				  t.callbacks, t.reads);
+	return check_pass(c, "%ld BPF_F_LOCK reads of 2 KiB, none torn, against %ld locked rewrites "
+			  "from the timer's softirq in %d ms", t.reads, t.callbacks, RACE_MS);
+}
+
+static enum check_status run_unlocked_reads(struct check *c)
+{
+	struct tear_run t;
+	char why[256];
+
+	if (tear_race(false, &t, why, sizeof(why)))
+		return check_fail(c, "%s", why);
+	if (t.errors)
+		return check_fail(c, "%ld lookups failed, the first with %s", t.errors, strerror(t.first_errno));
 	/* Torn reads are allowed, not promised: any count passes. */
-	return check_pass(c, "%ld torn of %ld unlocked reads against %ld in-place updates in %d ms%s",
-			  (long)r.torn, (long)r.reads, (long)r.writes, RACE_MS,
-			  r.torn ? "" : " (none expected with one CPU and no kernel preemption)");
+	return check_pass(c, "%ld of %ld unlocked reads of 2 KiB torn by %ld unlocked rewrites from the "
+			  "timer's softirq in %d ms", t.torn, t.reads, t.callbacks, RACE_MS);
 }
 
 /* ---- timers -------------------------------------------------------------- */
@@ -323,8 +411,10 @@ static enum check_status run_timer_update(struct check *c)
 struct check values_checks[] = {
 	{ .name = "values/lock_consistent_reads", .semantics = "BPF_F_LOCK readers never see a value torn by BPF_F_LOCK or "
 	  "bpf_spin_lock writers", .run = run_locked_reads },
-	{ .name = "values/unlocked_torn_reads", .semantics = "without BPF_F_LOCK in-place updates may tear reads (count "
-	  "reported, not asserted)", .run = run_unlocked_reads },
+	{ .name = "values/lock_consistent_reads_vs_timer", .semantics = "BPF_F_LOCK readers never see a value "
+	  "torn by a timer callback writing under bpf_spin_lock", .run = run_locked_reads_vs_timer },
+	{ .name = "values/unlocked_torn_reads", .semantics = "without BPF_F_LOCK a read may be torn by an "
+	  "in-place write (count reported, not asserted)", .run = run_unlocked_reads },
 	{ .name = "values/timer_fires", .semantics = "a bpf_timer in an RHASH value: init, start, the callback fires once",
 	  .run = run_timer_fires },
 	{ .name = "values/timer_cancelled_by_delete", .semantics = "deleting an element cancels its armed timer",
