@@ -3,7 +3,8 @@
  * rhtab_map_update_elem(): an insert when nelems >= max_entries is -E2BIG
  * (a hard limit, not a bucket count); updates of present keys still work.
  * rhtab_map_alloc_check(): BPF_F_NO_PREALLOC required (-EINVAL),
- * BPF_F_ZERO_SEED -EINVAL, map_extra upper 32 bits -EINVAL, map_extra >
+ * BPF_F_ZERO_SEED -EINVAL, key_size > U16_MAX -E2BIG, map_extra upper 32
+ * bits -EINVAL, map_extra >
  * U16_MAX -E2BIG, map_extra > max_entries -EINVAL; rhtab_map_alloc():
  * max_entries > 2^31 -E2BIG.
  */
@@ -123,6 +124,7 @@ struct create_case {
 	__u32 flags, max_entries;
 	__u64 map_extra;
 	int want;	/* 0 or -errno */
+	__u32 key_size;	/* 0: 4 */
 };
 
 static enum check_status run_create(struct check *c)
@@ -133,13 +135,15 @@ static enum check_status run_create(struct check *c)
 	__u32 len = sizeof(info);
 	int fd, err;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_RHASH, "suite_create", 4, 8, cc->max_entries, &opts);
+	fd = bpf_map_create(BPF_MAP_TYPE_RHASH, "suite_create", cc->key_size ?: 4, 8,
+			    cc->max_entries, &opts);
 	err = fd < 0 ? -errno : 0;
 	if (err != cc->want) {
 		if (fd >= 0)
 			close(fd);
-		return check_fail(c, "map_flags %#x max_entries %u map_extra %#llx: %s, want %s",
-				  cc->flags, cc->max_entries, (unsigned long long)cc->map_extra,
+		return check_fail(c, "key_size %u map_flags %#x max_entries %u map_extra %#llx: %s, want %s",
+				  cc->key_size ?: 4, cc->flags, cc->max_entries,
+				  (unsigned long long)cc->map_extra,
 				  err ? strerror(-err) : "created", cc->want ? strerror(-cc->want) : "created");
 	}
 	if (fd < 0)
@@ -156,9 +160,10 @@ static enum check_status run_create(struct check *c)
 }
 
 #define NP BPF_F_NO_PREALLOC
-#define CREATE(nm, sem, f, max, extra, want)					\
+#define CREATE(nm, sem, f, max, extra, errno_want)					\
 	{ .name = "limits/" nm, .semantics = sem, .run = run_create,		\
-	  .param = &(const struct create_case){ f, max, extra, want } }
+	  .param = &(const struct create_case){ .flags = f, .max_entries = max,	\
+						.map_extra = extra, .want = errno_want } }
 
 struct check limits_checks[] = {
 	{ .name = "limits/max_entries_user", .semantics = "max_entries is a hard limit for user-space inserts: -E2BIG, room after a delete",
@@ -176,5 +181,8 @@ struct check limits_checks[] = {
 	CREATE("create_zero_seed", "BPF_F_ZERO_SEED: -EINVAL", NP | BPF_F_ZERO_SEED, 100, 0, -EINVAL),
 	CREATE("create_max_entries_2g", "max_entries 2^31 is accepted", NP, 1U << 31, 0, 0),
 	CREATE("create_max_entries_over_2g", "max_entries 2^31+1: -E2BIG", NP, (1U << 31) + 1, 0, -E2BIG),
+	{ .name = "limits/create_key_size_over_u16", .semantics = "key_size 65536 > U16_MAX: -E2BIG",
+	  .run = run_create, .param = &(const struct create_case){ .flags = NP, .max_entries = 100,
+						    .want = -E2BIG, .key_size = 65536 } },
 	{ .name = NULL }
 };
