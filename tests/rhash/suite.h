@@ -40,9 +40,9 @@ enum check_status check_xfail(struct check *c, const char *fmt, ...) __attribute
 /* The guest's path of rhash_suite.bpf.o. */
 extern const char *suite_object_path;
 
-/* Opens the suite's object with only the programs named (NULL-terminated)
- * set to load, and loads it: every map gets created fresh.  NULL with
- * errno set on failure, *err_out says which step. */
+/* Opens the suite's object with only the programs named (NULL-terminated,
+ * or NULL for none) set to load, and loads it: every map is created fresh.
+ * NULL on failure, with why (why_len bytes) saying which step and why. */
 struct bpf_object *suite_open(const char *const *progs, char *why, size_t why_len);
 int suite_map_fd(struct bpf_object *obj, const char *name);
 int suite_prog_fd(struct bpf_object *obj, const char *name);
