@@ -30,7 +30,12 @@ BENCH_PROGS    := $(B)/progs/map_bench.bpf.o
 PROBE_PROGS    := $(patsubst progs/probe/%.bpf.c,$(B)/progs/%.bpf.o,$(wildcard progs/probe/*.bpf.c))
 TEST_PROGS     := $(filter-out %/compile_error.bpf.c,$(wildcard tests/progs/*.bpf.c))
 TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o $(B)/tests/callback_slots \
+		  $(B)/tests/rhash_suite \
 		  $(patsubst tests/progs/%.bpf.c,$(B)/tests/progs/%.bpf.o,$(TEST_PROGS))
+# Guest programs share tests/smoke/guest.c (mounts, result file, power-off).
+GUEST_COMMON   := tests/smoke/guest.c tests/smoke/guest.h
+# The RHASH suite (issue #6): one guest, one module per area of semantics.
+RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
@@ -82,10 +87,17 @@ $(B)/progs/%.bpf.o: progs/probe/%.bpf.c $(KERNEL_OUTPUTS)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # Guest programs are static: they run as PID 1 in UML with nothing else.
-$(B)/tests/%: tests/smoke/%.c $(KERNEL_OUTPUTS)
+$(B)/tests/%: tests/smoke/%.c $(GUEST_COMMON) $(KERNEL_OUTPUTS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -static -I$(B)/include -o $@ $< $(GUEST_LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -static -Itests/smoke -I$(B)/include -o $@ $< tests/smoke/guest.c $(GUEST_LDLIBS)
+
+# -pthread: the concurrency checks run several user-space threads.
+$(B)/tests/rhash_suite: $(RHASH_SUITE_SRCS) tests/rhash/suite.h $(GUEST_COMMON) $(KERNEL_OUTPUTS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -pthread -static -Itests/smoke -Itests/rhash -I$(B)/include -o $@ \
+		$(RHASH_SUITE_SRCS) tests/smoke/guest.c $(GUEST_LDLIBS)
 
 # Harness objects see the tree's UAPI and libbpf headers (build/include).
 $(B)/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)

@@ -118,6 +118,90 @@ def unit_diag_parser():
     return passed, failed + (1 if proc.returncode not in (0, 1) else 0)
 
 
+# ---- the RHASH suite (tests/rhash/): one guest, one line per check --------
+
+# What the console scan counts as the kernel complaining.
+KERNEL_COMPLAINTS = ('WARNING:', 'BUG:', 'BUG ', 'Oops', 'Kernel panic', 'kernel BUG',
+                     'general protection', 'RCU stall', 'rcu_sched self-detected',
+                     'INFO: task', 'refcount_t:', 'list_add corruption', 'list_del corruption')
+
+
+def kernel_complaints(console_text):
+    """The console lines that say the kernel warned, oopsed or panicked."""
+    return [line for line in console_text.splitlines()
+            if any(word in line for word in KERNEL_COMPLAINTS)]
+
+
+def rhash_suite(only=None):
+    """Boots tests/rhash's guest once and reports each of its checks as a
+    test of its own (rhash/AREA/NAME), plus rhash/console_clean, the scan of
+    UML's console for WARN/BUG/Oops.  A planned check without a result line
+    crashed.  XFAIL lines (a property the kernel does not promise) count as
+    skipped, with the kernel's own words for why.  Returns (passed, failed,
+    skipped)."""
+    passed = failed = skipped = 0
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix='bpfuml-rhash.', dir=RUNDIR_BASE) as tmp:
+        console = os.path.join(tmp, 'console.log')
+        guest_args = [f'only={only}'] if only else []
+        try:
+            proc = subprocess.run([os.path.join(TOP, 'tests', 'smoke', 'run.sh'), BUILD,
+                                   'rhash_suite', 'progs/rhash_suite.bpf.o', *guest_args],
+                                  capture_output=True, text=True, timeout=150,
+                                  # loglevel=5: WARN() prints at KERN_WARNING, which
+                                  # "quiet" (console_loglevel 4) keeps off the console.
+                                  env={**os.environ, 'SMOKE_CONSOLE': console,
+                                       'SMOKE_KERNEL_ARGS': 'loglevel=5'})
+            out, err = proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as e:
+            out, err = e.stdout or '', f'run.sh did not end within 150 s\n{e.stderr or ""}'
+            out = out.decode() if isinstance(out, bytes) else out
+        console_text = open(console, errors='replace').read() if os.path.exists(console) else None
+    lines = [line[len('smoke: '):] for line in out.splitlines() if line.startswith('smoke: ')]
+    plan = [line.split()[1] for line in lines if line.startswith('PLAN ')]
+    results = {}
+    for line in lines:
+        word, _, rest = line.partition(' ')
+        if word in ('PASS', 'FAIL', 'SKIP', 'XFAIL'):
+            name, _, detail = rest.partition(': ')
+            results[name] = (word, detail)
+    if not plan:
+        print('FAIL rhash/suite (no plan: the guest did not start)')
+        print('\n'.join('    ' + line for line in (out + err).splitlines()[-30:]))
+        return 0, 1, 0
+    for name in plan:
+        word, detail = results.get(name, (None, None))
+        if word == 'PASS':
+            passed += 1
+            # The detail carries the figures (counts, timings): keep them.
+            print(f'ok   rhash/{name}: {detail}')
+        elif word in ('SKIP', 'XFAIL'):
+            skipped += 1
+            why = 'not promised by the kernel' if word == 'XFAIL' else 'cannot run here'
+            print(f'skip rhash/{name}: {why}: {detail}')
+        else:
+            failed += 1
+            print(f'FAIL rhash/{name}' + ('' if word else ' (crashed: no result line)'))
+            print('    ' + (detail or 'the guest stopped before reporting; its last words:'))
+            if not word:
+                print('\n'.join('    ' + line for line in err.splitlines()[-20:]))
+    # The console: a kernel warning fails the suite even when every check passed.
+    if console_text is None:
+        failed += 1
+        print('FAIL rhash/console_clean\n    no console log was kept')
+    else:
+        bad = kernel_complaints(console_text)
+        if bad:
+            failed += 1
+            print('FAIL rhash/console_clean')
+            print('\n'.join('    ' + line for line in bad[:20]))
+        else:
+            passed += 1
+            print(f'ok   rhash/console_clean ({len(console_text.splitlines())} console lines, '
+                  f'no WARN/BUG/Oops; suite {time.monotonic() - start:.1f} s)')
+    return passed, failed, skipped
+
+
 # ---- examples: each declares its verdict in a bpfuml-expect line ---------
 
 def example_expectations():
@@ -169,6 +253,20 @@ for _path, _expect, _gap in example_expectations():
 
 
 # ---- foundation ----------------------------------------------------------
+
+@test
+def console_scan_finds_kernel_warnings():
+    """The scan behind rhash/console_clean, on a WARN and an oops as 7.3
+    prints them (kernel/panic.c __warn(), arch/um's oops) and on a clean log."""
+    warn = ('------------[ cut here ]------------\n'
+            'WARNING: kernel/bpf/hashtab.c:3089 at rhtab_map_update_elem+0x5c/0x2a0, CPU#0: rhash_suite/1\n'
+            'Modules linked in:\n')
+    oops = 'Oops: 0000 [#1] NOPTI\nKernel panic - not syncing: Attempted to kill init!\n'
+    clean = 'Could not setup DMA mask for udmabuf device\nreboot: Power down\n'
+    check(len(kernel_complaints(warn)) == 1, f'WARN not found: {kernel_complaints(warn)}')
+    check(len(kernel_complaints(oops)) == 2, f'oops/panic not found: {kernel_complaints(oops)}')
+    check(kernel_complaints(clean) == [], f'clean log flagged: {kernel_complaints(clean)}')
+
 
 @test
 def smoke_rhash_syscall_prog():
@@ -721,6 +819,9 @@ def main():
     passed = failed = skipped = 0
     if not only or only in 'unit':
         passed, failed = unit_diag_parser()
+    if not only or only in 'rhash/' or only.startswith('rhash/'):
+        p, f, s = rhash_suite(only[len('rhash/'):] if only and only.startswith('rhash/') else None)
+        passed, failed, skipped = passed + p, failed + f, skipped + s
     run_qemu = qemu_tests_wanted()
     if not run_qemu and any(getattr(f, 'qemu', False) for f in tests):
         why = ('BPFUML_QEMU_TESTS=0' if os.environ.get('BPFUML_QEMU_TESTS') == '0' else

@@ -20,36 +20,17 @@
  * usage (kernel command line): init=callback_slots -- OBJECT RESULT_DIR
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/reboot.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "guest.h"
 
 #define SLOTS 512
 #define ROUNDS 1000
 
-static FILE *result;
 static const char *object_path;
-
-static void report(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(result ? result : stderr, fmt, ap);
-	va_end(ap);
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	return 0;	/* E2BIG is expected in step 1 */
-}
 
 static const struct bpf_insn *loop_insns;
 static size_t loop_insn_cnt;
@@ -117,13 +98,13 @@ static int check_xlated(int prog_fd)
 		    insns[i].src_reg != BPF_PSEUDO_FUNC)
 			continue;
 		if (insns[i].imm <= 0 || i + insns[i].imm + 1 >= n || insns[i + 1].imm != 1) {
-			report("FAIL xlated insn %u: callback ld_imm64 with imm %d, %d; want "
+			guest_report("FAIL xlated insn %u: callback ld_imm64 with imm %d, %d; want "
 			       "a forward offset and subprog 1\n", i, insns[i].imm, insns[i + 1].imm);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	report("FAIL no callback ld_imm64 in the xlated dump (%u insns)\n", n);
+	guest_report("FAIL no callback ld_imm64 in the xlated dump (%u insns)\n", n);
 	return -ENOENT;
 }
 
@@ -183,7 +164,7 @@ static int check_timer(void)
 	prog = bpf_object__find_program_by_name(obj, "timer");
 	map = bpf_object__find_map_by_name(obj, "timer_fired");
 	if (!prog || !map) {
-		report("FAIL no program 'timer' or map 'timer_fired'\n");
+		guest_report("FAIL no program 'timer' or map 'timer_fired'\n");
 		return -ENOENT;
 	}
 	bpf_object__for_each_program(p, obj)
@@ -192,7 +173,7 @@ static int check_timer(void)
 	if (!err && bpf_prog_test_run_opts(bpf_program__fd(prog), &run))
 		err = -errno;
 	if (err || run.retval) {
-		report("FAIL timer: load/run: %s, retval %d\n", strerror(-err), (int)run.retval);
+		guest_report("FAIL timer: load/run: %s, retval %d\n", strerror(-err), (int)run.retval);
 		return -1;
 	}
 	for (i = 0; i < 100 && !fired; i++) {
@@ -201,7 +182,7 @@ static int check_timer(void)
 	}
 	bpf_object__close(obj);
 	if (fired != 1) {
-		report("FAIL the timer callback ran %llu times in %d ms, want 1\n",
+		guest_report("FAIL the timer callback ran %llu times in %d ms, want 1\n",
 		       (unsigned long long)fired, i * 10);
 		return -1;
 	}
@@ -212,13 +193,13 @@ static int check_slots(void)
 {
 	static int held[SLOTS + 1];
 	int n, fd, i, ret, retries = 0;
-	struct bpf_object *obj;
+	struct bpf_object *obj = NULL;
 
 	if (check_timer())
 		return -1;
 	ret = prepare(&obj);
 	if (ret) {
-		report("FAIL loading 'loop' of %s: %s\n", object_path, strerror(-ret));
+		guest_report("FAIL loading 'loop' of %s: %s\n", object_path, strerror(-ret));
 		return -1;
 	}
 	if (check_xlated(bpf_program__fd(bpf_object__find_program_by_name(obj, "loop"))))
@@ -233,13 +214,13 @@ static int check_slots(void)
 		held[n] = fd;
 	}
 	if (n != SLOTS - 1 || fd != -E2BIG) {
-		report("FAIL %d more programs loaded at once, then %s; want %d, then E2BIG\n",
+		guest_report("FAIL %d more programs loaded at once, then %s; want %d, then E2BIG\n",
 		       n, fd < 0 ? strerror(-fd) : "no error", SLOTS - 1);
 		return -1;
 	}
 	ret = run_loop(held[n - 1]);
 	if (ret) {
-		report("FAIL the last program loaded returned %d, want 0\n", ret);
+		guest_report("FAIL the last program loaded returned %d, want 0\n", ret);
 		return -1;
 	}
 	/* 2. Free them all: the slots come back. */
@@ -247,7 +228,7 @@ static int check_slots(void)
 		close(held[i]);
 	fd = load_loop_retrying(&retries);
 	if (fd < 0) {
-		report("FAIL no program loads after the %d were closed: %s\n", n, strerror(-fd));
+		guest_report("FAIL no program loads after the %d were closed: %s\n", n, strerror(-fd));
 		return -1;
 	}
 	close(fd);
@@ -255,17 +236,17 @@ static int check_slots(void)
 	for (i = 0; i < ROUNDS; i++) {
 		fd = load_loop_retrying(&retries);
 		if (fd < 0) {
-			report("FAIL round %d: load: %s\n", i, strerror(-fd));
+			guest_report("FAIL round %d: load: %s\n", i, strerror(-fd));
 			return -1;
 		}
 		ret = run_loop(fd);
 		close(fd);
 		if (ret) {
-			report("FAIL round %d: the program returned %d, want 0\n", i, ret);
+			guest_report("FAIL round %d: the program returned %d, want 0\n", i, ret);
 			return -1;
 		}
 	}
-	report("PASS %d callback programs held at once, the next refused with E2BIG; "
+	guest_report("PASS %d callback programs held at once, the next refused with E2BIG; "
 	       "%d load/run/close rounds after (%d loads waited for slots to be freed); "
 	       "xlated dump as JITed; timer callback ran\n",
 	       SLOTS, ROUNDS, retries);
@@ -273,42 +254,12 @@ static int check_slots(void)
 	return 0;
 }
 
-static int mount_one(const char *source, const char *target, const char *type,
-		     unsigned long flags, const char *data)
-{
-	if (mount(source, target, type, flags, data) && errno != EBUSY) {
-		fprintf(stderr, "callback_slots: mount %s on %s: %s\n", type, target,
-			strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	struct rlimit nofile = { 65536, 65536 };
-	char path[4096];
-
-	if (argc < 3) {
-		fprintf(stderr, "usage: init=callback_slots -- OBJECT RESULT_DIR\n");
-		goto off;
+	object_path = guest_boot(argc, argv, "callback_slots");
+	if (object_path) {
+		guest_quiet_libbpf();	/* E2BIG is expected in step 1 */
+		check_slots();
 	}
-	setrlimit(RLIMIT_NOFILE, &nofile);
-	mount_one("proc", "/proc", "proc", 0, NULL);
-	mount_one("sysfs", "/sys", "sysfs", 0, NULL);
-	mount_one("tmpfs", "/tmp", "tmpfs", 0, NULL);
-	if (mkdir("/tmp/out", 0755) || mount_one("none", "/tmp/out", "hostfs", 0, argv[2]))
-		goto off;
-	result = fopen("/tmp/out/result", "w");
-	if (!result)
-		goto off;
-	libbpf_set_print(libbpf_print);
-	snprintf(path, sizeof(path), "/tmp/out/%s", argv[1]);
-	object_path = path;
-	check_slots();
-	fclose(result);
-	sync();
-off:
-	reboot(RB_POWER_OFF);
-	return 0;
+	guest_power_off();
 }

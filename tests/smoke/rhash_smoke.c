@@ -4,23 +4,19 @@
  * Mounts what a BPF guest needs, loads rhash_smoke.bpf.o with the same-tree
  * libbpf, fills its BPF_MAP_TYPE_RHASH map from user space, runs the syscall
  * program with BPF_PROG_TEST_RUN and checks what it computed.  The verdict is
- * written to RESULT_DIR/result (a host directory mounted with hostfs), then
- * the guest powers off.
+ * written to RESULT_DIR/result (a host directory mounted with hostfs, see
+ * guest.c), then the guest powers off.
  *
  * usage (kernel command line): init=rhash_smoke -- OBJECT RESULT_DIR
  * OBJECT is a file name inside RESULT_DIR: the guest's /tmp is its own
  * tmpfs, so host paths under /tmp would be out of its sight.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/reboot.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "guest.h"
 
 #define NR_KEYS 3
 #define SUM_KEY 1000
@@ -30,35 +26,6 @@ struct smoke_args {
 	__u32 missing;
 	__u64 sum;
 };
-
-static FILE *result;
-
-static void report(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(result ? result : stderr, fmt, ap);
-	va_end(ap);
-}
-
-static int mount_one(const char *source, const char *target, const char *type,
-		     unsigned long flags, const char *data)
-{
-	if (mount(source, target, type, flags, data) && errno != EBUSY) {
-		fprintf(stderr, "rhash_smoke: mount %s on %s: %s\n", type, target,
-			strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
 
 static int run_smoke(const char *object_path)
 {
@@ -73,22 +40,22 @@ static int run_smoke(const char *object_path)
 
 	obj = bpf_object__open_file(object_path, NULL);
 	if (!obj) {
-		report("FAIL open %s: %s\n", object_path, strerror(errno));
+		guest_report("FAIL open %s: %s\n", object_path, strerror(errno));
 		return -1;
 	}
 	err = bpf_object__load(obj);
 	if (err) {
-		report("FAIL load %s: %s\n", object_path, strerror(-err));
+		guest_report("FAIL load %s: %s\n", object_path, strerror(-err));
 		return -1;
 	}
 	map = bpf_object__find_map_by_name(obj, "values");
 	prog = bpf_object__find_program_by_name(obj, "rhash_sum");
 	if (!map || !prog) {
-		report("FAIL object lacks map 'values' or program 'rhash_sum'\n");
+		guest_report("FAIL object lacks map 'values' or program 'rhash_sum'\n");
 		return -1;
 	}
 	if (bpf_map__type(map) != BPF_MAP_TYPE_RHASH) {
-		report("FAIL map type is %d, not BPF_MAP_TYPE_RHASH\n", bpf_map__type(map));
+		guest_report("FAIL map type is %d, not BPF_MAP_TYPE_RHASH\n", bpf_map__type(map));
 		return -1;
 	}
 	map_fd = bpf_map__fd(map);
@@ -96,22 +63,22 @@ static int run_smoke(const char *object_path)
 		value = 10 * (key + 1);
 		expected += value;
 		if (bpf_map_update_elem(map_fd, &key, &value, BPF_NOEXIST)) {
-			report("FAIL user-space update of key %u: %s\n", key, strerror(errno));
+			guest_report("FAIL user-space update of key %u: %s\n", key, strerror(errno));
 			return -1;
 		}
 	}
 
 	err = bpf_prog_test_run_opts(bpf_program__fd(prog), &run);
 	if (err) {
-		report("FAIL BPF_PROG_TEST_RUN: %s\n", strerror(errno));
+		guest_report("FAIL BPF_PROG_TEST_RUN: %s\n", strerror(errno));
 		return -1;
 	}
 	/* The kernel copies the context back for syscall programs. */
 	key = SUM_KEY;
 	if (bpf_map_lookup_elem(map_fd, &key, &stored))
-		report("FAIL key %u not in the map after the run: %s\n", key, strerror(errno));
+		guest_report("FAIL key %u not in the map after the run: %s\n", key, strerror(errno));
 	if (run.retval != 0 || args.missing || args.sum != expected || stored != expected) {
-		report("FAIL retval=%d missing=%u sum=%llu stored=%llu expected=%llu\n",
+		guest_report("FAIL retval=%d missing=%u sum=%llu stored=%llu expected=%llu\n",
 		       (int)run.retval, args.missing, (unsigned long long)args.sum,
 		       (unsigned long long)stored, (unsigned long long)expected);
 		return -1;
@@ -119,10 +86,10 @@ static int run_smoke(const char *object_path)
 	/* BPF_NOEXIST must now refuse the key the program inserted. */
 	value = 1;
 	if (!bpf_map_update_elem(map_fd, &key, &value, BPF_NOEXIST) || errno != EEXIST) {
-		report("FAIL BPF_NOEXIST on a present key did not give EEXIST\n");
+		guest_report("FAIL BPF_NOEXIST on a present key did not give EEXIST\n");
 		return -1;
 	}
-	report("PASS rhash map: %u keys from user space, sum %llu computed and stored by the syscall program\n",
+	guest_report("PASS rhash map: %u keys from user space, sum %llu computed and stored by the syscall program\n",
 	       NR_KEYS, (unsigned long long)expected);
 	bpf_object__close(obj);
 	return 0;
@@ -130,32 +97,9 @@ static int run_smoke(const char *object_path)
 
 int main(int argc, char **argv)
 {
-	char path[4096];
+	const char *object = guest_boot(argc, argv, "rhash_smoke");
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: init=rhash_smoke -- OBJECT RESULT_DIR\n");
-		goto off;
-	}
-	mount_one("proc", "/proc", "proc", 0, NULL);
-	mount_one("sysfs", "/sys", "sysfs", 0, NULL);
-	mount_one("bpf", "/sys/fs/bpf", "bpf", 0, NULL);
-	mount_one("tmpfs", "/tmp", "tmpfs", 0, NULL);
-	/* The root is the host's / read-only; only the host's result dir,
-	 * mounted on the guest's tmpfs, is writable. */
-	if (mkdir("/tmp/out", 0755) || mount_one("none", "/tmp/out", "hostfs", 0, argv[2]))
-		goto off;
-	snprintf(path, sizeof(path), "/tmp/out/result");
-	result = fopen(path, "w");
-	if (!result) {
-		fprintf(stderr, "rhash_smoke: cannot write %s: %s\n", path, strerror(errno));
-		goto off;
-	}
-	libbpf_set_print(libbpf_print);
-	snprintf(path, sizeof(path), "/tmp/out/%s", argv[1]);
-	run_smoke(path);
-	fclose(result);
-	sync();
-off:
-	reboot(RB_POWER_OFF);
-	return 0;
+	if (object)
+		run_smoke(object);
+	guest_power_off();
 }

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # run.sh — boot the built UML with a guest program as init and check its verdict.
-# usage: tests/smoke/run.sh BUILD_DIR [GUEST OBJECT]
-#   GUEST   a program of tests/smoke/, built into BUILD_DIR/tests (default rhash_smoke)
-#   OBJECT  its BPF object, relative to BUILD_DIR/tests (default GUEST.bpf.o)
+# usage: tests/smoke/run.sh BUILD_DIR [GUEST OBJECT [GUEST_ARGS...]]
+#   GUEST      a guest program built into BUILD_DIR/tests (default rhash_smoke)
+#   OBJECT     its BPF object, relative to BUILD_DIR/tests (default GUEST.bpf.o)
+#   GUEST_ARGS more arguments for the guest, after OBJECT and RESULT_DIR
+# The guest's result lines are printed prefixed "smoke: "; exit 0 when there
+# is a PASS line and no FAIL line.  SMOKE_CONSOLE=FILE keeps UML's console log
+# there (the caller scans it for kernel warnings); SMOKE_KERNEL_ARGS adds
+# kernel parameters after the fixed ones (e.g. loglevel=5: "quiet" alone
+# keeps WARN()'s KERN_WARNING lines off the console).
 set -euo pipefail
 
 build=$(cd "${1:-build}" && pwd)
@@ -10,6 +16,7 @@ name=${2:-rhash_smoke}
 linux=$build/kernel/linux
 guest=$build/tests/$name
 object=$build/tests/${3:-$name.bpf.o}
+shift $(( $# < 3 ? $# : 3 ))
 objname=$(basename "$object")
 for f in "$linux" "$guest" "$object"; do
 	[ -e "$f" ] || { echo "smoke: $f is missing; run make first" >&2; exit 2; }
@@ -22,6 +29,7 @@ umid=bpfuml-smoke-$$
 cleanup() {
 	# A UML that is still alive is killed with its whole process group.
 	[ -n "${uml_pid:-}" ] && kill -KILL -- "-$uml_pid" 2>/dev/null || true
+	[ -n "${SMOKE_CONSOLE:-}" ] && [ -e "$run/console.log" ] && cp "$run/console.log" "$SMOKE_CONSOLE"
 	rm -rf "$run"
 }
 trap cleanup EXIT
@@ -33,7 +41,7 @@ start=$(date +%s%N)
 setsid env TMPDIR="$run" "$linux" mem=128M umid="$umid" uml_dir="$run" \
 	root=/dev/root rootfstype=hostfs rootflags=/ ro \
 	con=null con0=null,fd:1 quiet lpj=20000000 \
-	init="$guest" -- "$objname" "$run" </dev/null >"$run/console.log" 2>&1 &
+	${SMOKE_KERNEL_ARGS:-} init="$guest" -- "$objname" "$run" "$@" </dev/null >"$run/console.log" 2>&1 &
 uml_pid=$!
 # The watchdog kills the whole UML session if it outlives 60 s.
 ( trap 'kill "$nap" 2>/dev/null; exit 0' TERM
@@ -54,7 +62,7 @@ if [ ! -s "$run/result" ]; then
 	exit 1
 fi
 sed 's/^/smoke: /' "$run/result"
-if grep -q '^PASS' "$run/result"; then
+if grep -q '^PASS' "$run/result" && ! grep -q '^FAIL' "$run/result"; then
 	echo "smoke: UML booted, ran and powered off in $ms ms"
 	exit 0
 fi
