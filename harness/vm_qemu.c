@@ -118,11 +118,12 @@ static void build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, 
 	/* console=ttyS0: the serial port is the console log.  panic=-1 and
 	 * -no-reboot: a panic ends QEMU at once.  bpfuml_channel has no dot,
 	 * so the kernel hands it to init as an environment variable; what
-	 * follows "--" is init's argv. */
+	 * follows "--" is init's argv.  loglevel=5, not quiet, so that the
+	 * kernel's "WARNING:" lines (KERN_WARNING) reach the console scan. */
 	snprintf(append, sizeof(append),
 		 "console=ttyS0 root=/dev/root rootfstype=9p "
 		 "rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144 ro "
-		 "panic=-1 oops=panic quiet 8250.nr_uarts=1 "
+		 "panic=-1 oops=panic loglevel=5 8250.nr_uarts=1 "
 		 "bpfuml_channel=9p init=%s%s%s",
 		 opts->init, run_dir ? " -- " : "", run_dir ?: "");
 	arg(b, "-append");

@@ -61,7 +61,10 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 	char *const argv[] = {
 		(char *)opts->kernel, mem, umid, uml_dir,
 		"root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro",
-		"con=null", "con0=null,fd:1", "ssl=null", "quiet",
+		/* loglevel=5, not quiet: the console must carry KERN_WARNING,
+		 * the level of the kernel's "WARNING:" lines that the console
+		 * scan looks for; quiet would hide them. */
+		"con=null", "con0=null,fd:1", "ssl=null", "loglevel=5",
 		/* Skip the delay-loop calibration: it costs ~80 ms of every
 		 * boot, and a guest that only busy-waits in rare udelay()s
 		 * does not need it exact. */
