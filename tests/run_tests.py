@@ -801,6 +801,19 @@ def qemu_guest_panic_is_infrastructure_failure():
 
 
 @qemu_test
+def qemu_probe_table_is_the_x86_64_answer():
+    # The reference kernel can do everything the probe asks; a "no" here is
+    # a broken probe program or a broken reference, either of them ours.
+    doc, rows = probe_rows('--backend', 'qemu')
+    check(doc['backend'] == 'qemu' and doc['accel'] in ('kvm', 'tcg'), f'{doc["backend"]} {doc["accel"]}')
+    for (kind, name), row in rows.items():
+        steps = ('create',) if kind == 'map_type' else ('verify', 'run', 'attach')
+        for step in steps:
+            check(row[step]['status'] in ('yes', 'n/a'), f'{kind} {name}: {step} {row[step]}')
+        check(not row.get('uml_note'), f'{name}: a UML note on the qemu backend')
+
+
+@qemu_test
 def qemu_interrupt_kills_guest_and_cleans_up():
     before = guest_leftovers()[1]
     proc = subprocess.Popen([BPFUML, 'verify', '--backend', 'qemu', os.path.join(PROGS, 'accepted.bpf.o'),

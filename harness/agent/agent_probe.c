@@ -113,6 +113,14 @@ static json_object *run_step(struct bpf_program *prog, bool feature)
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	json_object *s;
 
+	/* The kernel test-runs fentry/fexit/fmod_ret only; for the other
+	 * tracing attach types (tp_btf, iter) it answers EFAULT. */
+	if (type == BPF_PROG_TYPE_TRACING) {
+		enum bpf_attach_type at = bpf_program__expected_attach_type(prog);
+
+		if (at != BPF_TRACE_FENTRY && at != BPF_TRACE_FEXIT && at != BPF_MODIFY_RETURN)
+			return step_na("the kernel test-runs only fentry, fexit and fmod_ret programs");
+	}
 	if (type == BPF_PROG_TYPE_SK_LOOKUP) {
 		opts.ctx_in = &lookup;
 		opts.ctx_size_in = sizeof(lookup);

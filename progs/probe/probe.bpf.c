@@ -21,7 +21,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 SEC("socket") int type_socket_filter(void *ctx) { return 0; }
 SEC("kprobe/do_nanosleep") int type_kprobe(void *ctx) { return 0; }
-SEC("tc") int type_sched_cls(void *ctx) { return 0; }
+SEC("tcx/ingress") int type_sched_cls(void *ctx) { return 0; }
 SEC("action") int type_sched_act(void *ctx) { return 0; }
 SEC("tracepoint/sched/sched_switch") int type_tracepoint(void *ctx) { return 0; }
 SEC("xdp") int type_xdp(void *ctx) { return 2; /* XDP_PASS */ }
@@ -69,10 +69,14 @@ SEC("xdp") int feature_tail_call(void *ctx)
 	return 0;	/* only reached if the tail call did not happen */
 }
 
+/* Volatile, so that clang cannot fold the subprogram's return value into
+ * its caller (which would hide what the tail call returned). */
+volatile int no_tail_call_result;
+
 static __noinline int tail_call_from_subprog(void *ctx)
 {
 	bpf_tail_call(ctx, &tail_calls, 0);
-	return 0;
+	return no_tail_call_result;
 }
 
 SEC("xdp") int feature_tail_call_in_subprog(void *ctx)

@@ -8,9 +8,13 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Volatile, so that clang cannot fold ext_target() into its caller and
+ * drop the call (the target must stay a subprogram of helper_ext_host). */
+volatile int ext_bias;
+
 __noinline int ext_target(int x)
 {
-	return x;
+	return x + ext_bias;
 }
 
 SEC("xdp")
