@@ -46,7 +46,7 @@ AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
 UNIT_TESTS   := $(B)/tests/test_diag
 
-.PHONY: all deps kernel qemu-kernel test clean FORCE
+.PHONY: all deps kernel qemu-kernel corpus corpus-compare test clean FORCE
 .DELETE_ON_ERROR:
 
 all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS) $(PROBE_PROGS)
@@ -65,6 +65,14 @@ kernel $(KERNEL_OUTPUTS) &: FORCE
 qemu-kernel: FORCE
 	$(Q)scripts/deps.sh qemu
 	$(Q)BUILD_DIR=$(CURDIR)/$(B) scripts/build-kernel.sh qemu
+
+# The fidelity corpus: the selftests' BPF programs compiled for x86_64
+# (build/corpus), and their comparison UML against the x86_64 reference.
+corpus: qemu-kernel all
+	$(Q)BUILD_DIR=$(CURDIR)/$(B) scripts/build-corpus.sh
+
+corpus-compare: corpus
+	$(Q)tests/upstream/corpus.py
 
 $(B)/tests/%.bpf.o: tests/smoke/%.bpf.c $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)

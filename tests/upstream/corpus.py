@@ -2,7 +2,7 @@
 """corpus.py — fidelity of UML against the x86_64 reference on a real corpus.
 
 Every program of every BPF object in a directory (by default the 7.3
-selftests' objects, built by `make selftests`) is verified with
+selftests' objects, built by `make corpus`) is verified with
 `bpfuml verify --json` on UML and on the x86_64 reference (--backend qemu),
 in chunks of objects per boot.  Per program it compares the verdict, the
 verifier's legacy error line and the structured report's category, and
@@ -31,7 +31,7 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(TOP, 'build')
-DEFAULT_OBJECTS = os.path.join(BUILD, 'selftests', 'bpf')
+DEFAULT_OBJECTS = os.path.join(BUILD, 'corpus')
 
 
 def pick(objects, sample, shard):
@@ -129,7 +129,7 @@ def main():
 
     objects = glob.glob(os.path.join(args.objects, '**', '*.bpf.o'), recursive=True)
     if not objects:
-        sys.exit(f'corpus: no .bpf.o under {args.objects}; run `make selftests` or give --objects')
+        sys.exit(f'corpus: no .bpf.o under {args.objects}; run `make corpus` or give --objects')
     objects = pick(objects, args.sample, args.shard)
     print(f'corpus: {len(objects)} objects from {args.objects}', file=sys.stderr)
 
