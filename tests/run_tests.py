@@ -356,6 +356,19 @@ def verify_log_buffer_grows_instead_of_truncating():
 
 
 @test
+def verify_many_rejected_programs_within_guest_memory():
+    # Twice in one boot: the second object's 40 log buffers are allocated
+    # after the first one's were freed (the case that filled the guest).
+    obj = os.path.join(PROGS, 'many_rejected.bpf.o')
+    code, doc, err = bpfuml_json('verify', obj, obj)
+    check(code == EXIT_REJECTED, f'exit {code}, want 1: {doc.get("error")}')
+    for f in doc['files']:
+        check(len(f['programs']) == 40, f'{len(f["programs"])} programs')
+        check(all(p['verdict'] == 'rejected' for p in f['programs']),
+              [p['verdict'] for p in f['programs'] if p['verdict'] != 'rejected'])
+
+
+@test
 def verify_map_that_cannot_be_created():
     code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'map_create_fails.bpf.o'))
     check(code == EXIT_REJECTED, f'exit {code}, want 1')

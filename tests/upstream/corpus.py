@@ -76,7 +76,8 @@ def verify_chunk(build_dir, backend, chunk, timeout):
                 out.update(verify_chunk(build_dir, backend, [obj], timeout))
             return out
         error = (doc.get('error') or {}).get('message') or proc.stderr.strip()[-300:]
-        return {(chunk[0], '*'): {'verdict': 'infrastructure', 'legacy': error, 'category': None}}
+        return {(os.path.basename(chunk[0]), '*'): {'verdict': 'infrastructure', 'legacy': error,
+                                                    'category': None}}
     out = {}
     for f in files:
         name = os.path.basename(f['file'])
