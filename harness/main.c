@@ -19,11 +19,16 @@ static const struct command commands[] = {
 	  "printed one.  Programs are first loaded together, as libbpf does; if that\n"
 	  "fails each is loaded on its own, so one rejection hides no other verdict.\n"
 	  "--prog NAME limits the job to the named program(s)." },
-	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N]",
+	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N] [--attach]",
 	  "Load program NAME of FILE and run it with BPF_PROG_TEST_RUN.  Prints the\n"
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"
 	  "object's global variables (.bss/.data/.rodata, by name, decoded with BTF)\n"
-	  "after the run." },
+	  "after the run.  Raw tracepoint and syscall programs run once (the kernel\n"
+	  "takes no repeat count for them).  --attach attaches the program first, as\n"
+	  "libbpf does from its section (struct_ops: the object's struct_ops maps),\n"
+	  "so that a test run reaches tracing programs; an attachment UML cannot make\n"
+	  "(kprobes, BPF trampolines: fentry/fexit/lsm/struct_ops, freplace) is said\n"
+	  "plainly with its reason, and exits 1." },
 	{ "parse", cmd_parse, "parse LOGFILE [--prog NAME] [--source FILE]",
 	  "Parse a saved verifier log (no kernel needed): the 7.3 structured report\n"
 	  "(category, problem, reason, location, source and instruction context,\n"
