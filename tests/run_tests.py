@@ -601,6 +601,18 @@ def attach_impossible_on_uml_is_said_plainly():
 
 
 @test
+def tracepoints_and_iterators_attach_on_uml():
+    # No trampoline needed: perf tracepoint events (0005, 0006), raw
+    # tracepoint links (tp_btf too) and iterator links attach on UML.  The
+    # test run that follows is not one these types support.
+    for name in ('tracepoint_nanosleep', 'raw_tp_args', 'tp_btf_sys_enter', 'iter_tasks'):
+        code, doc, err = bpfuml_json('run', os.path.join(PROGS, 'tracing_types.bpf.o'),
+                                     '--prog', name, '--attach')
+        check(doc.get('attach', {}).get('attached') is True,
+              f'{name}: exit {code}, attach {doc.get("attach")} {doc.get("error")}')
+
+
+@test
 def kprobe_built_for_x86_64_reads_x86_64_registers():
     # 0009: PT_REGS_PARM2() is ctx->si for __TARGET_ARCH_x86; against UML's
     # stock struct pt_regs (no field si) libbpf poisons the access.  Built
@@ -609,7 +621,7 @@ def kprobe_built_for_x86_64_reads_x86_64_registers():
     with tempfile.TemporaryDirectory() as tmp:
         obj = compile_for_x86_64(os.path.join(SRC_PROGS, 'tracing_types.bpf.c'), tmp)
         for path in (obj, os.path.join(PROGS, 'tracing_types.bpf.o')):
-            code, doc, err = bpfuml_json('verify', path, '--prog', 'kprobe_args')
+            code, doc, err = bpfuml_json('verify', path, '--prog', 'kprobe_args', '--log-level', '2')
             p = prog(doc, 'kprobe_args')
             check(code == EXIT_OK and p['verdict'] == 'accepted',
                   f'{os.path.basename(path)}: exit {code}, verdict {p["verdict"]}: '
