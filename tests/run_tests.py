@@ -569,6 +569,19 @@ def stack_rounded_to_16_bytes_as_x86_64():
 
 
 @test
+def tail_call_prog_array_filled_at_load():
+    # With the JIT requested the verifier adds a tail-call poke descriptor and
+    # the prog array tracks the program (0008); libbpf's update of the array
+    # at load then walks the descriptors, which no interpreted program marks
+    # stable.  Both programs load together, with no kernel warning (exit 3).
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'tail_call.bpf.o'))
+    got = {p['name']: (p['verdict'], p['load']) for p in doc.get('programs', [])}
+    check(code == EXIT_OK and got == {'tail_target': ('accepted', 'together'),
+                                      'tail_caller': ('accepted', 'together')},
+          f'exit {code}: {got} {doc.get("error")}')
+
+
+@test
 def arena_verified_then_refused_plainly():
     # Verified as on x86_64 (stock UML: "JIT is required to use arena"), then
     # not loaded: only a JIT runs arena programs.
