@@ -626,6 +626,16 @@ def tracepoints_and_iterators_attach_on_uml():
 
 
 @test
+def kprobe_context_bounded_as_on_x86_64():
+    # 0010: past x86_64's 21 registers (offset 168) is outside the context.
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'kprobe_ctx_bound.bpf.o'))
+    p = prog(doc, 'past_regs')
+    legacy = (p.get('diagnostics') or {}).get('legacy_error') or ''
+    check(code == EXIT_REJECTED and 'invalid bpf_context access off=168 size=8' in legacy,
+          f'exit {code}, verdict {p["verdict"]}, legacy {legacy!r}')
+
+
+@test
 def kprobe_built_for_x86_64_reads_x86_64_registers():
     # 0009: PT_REGS_PARM2() is ctx->si for __TARGET_ARCH_x86; against UML's
     # stock struct pt_regs (no field si) libbpf poisons the access.  Built
@@ -811,6 +821,19 @@ def qemu_tracing_program_types_same_verdicts_as_uml():
             got[backend] = {p['name']: (p['type'], p['verdict']) for p in doc.get('programs', [])}
     want = {name: (kind, 'accepted') for name, kind in TRACING_TYPES.items()}
     check(got['qemu'] == want and got['uml'] == want, f'qemu {got["qemu"]}\numl  {got["uml"]}')
+
+
+
+@qemu_test
+def qemu_kprobe_context_bound_same_as_uml():
+    # x86_64's own verdict for kprobe_context_bounded_as_on_x86_64.
+    with tempfile.TemporaryDirectory() as tmp:
+        obj = compile_for_x86_64(os.path.join(SRC_PROGS, 'kprobe_ctx_bound.bpf.c'), tmp)
+        code, doc, err = bpfuml_json('verify', '--backend', 'qemu', obj, timeout=600)
+    p = prog(doc, 'past_regs')
+    legacy = (p.get('diagnostics') or {}).get('legacy_error') or ''
+    check(code == EXIT_REJECTED and 'invalid bpf_context access off=168 size=8' in legacy,
+          f'exit {code}, verdict {p["verdict"]}, legacy {legacy!r}')
 
 
 def main():
