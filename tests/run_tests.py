@@ -545,7 +545,7 @@ def raw_tracepoint_test_run():
 
 
 @test
-def xdp_program_can_use_bpf_printk():
+def xdp_program_can_use_tracing_helpers():
     with tempfile.TemporaryDirectory() as tmp:
         data_in = os.path.join(tmp, 'in.bin')
         with open(data_in, 'wb') as f:
@@ -556,6 +556,9 @@ def xdp_program_can_use_bpf_printk():
     g = {x['name']: x.get('value') for x in doc['run']['globals']}
     # bpf_trace_printk() returns the bytes written, a negative errno on error.
     check(g['xdp_printk_ret'] > 0, f'bpf_printk() returned {g["xdp_printk_ret"]}')
+    # The guest agent is PID 1 and does the test run itself.
+    check(g['xdp_probe_read_ret'] == 0 and g['xdp_pid'] == 1,
+          f'bpf_probe_read_kernel(current->pid): {g["xdp_probe_read_ret"]}, pid {g["xdp_pid"]}')
 
 
 @test

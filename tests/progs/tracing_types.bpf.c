@@ -16,6 +16,8 @@ long raw_tp_arg0 = -1, raw_tp_arg1 = -1;
 int fentry_arg = -1, fexit_ret = -1;
 __u64 perf_period = 0;
 int xdp_printk_ret = -1;
+long xdp_probe_read_ret = -1;
+int xdp_pid = -1;
 
 SEC("kprobe/do_nanosleep")
 int BPF_KPROBE(kprobe_args, void *sleeper, int mode)
@@ -94,11 +96,17 @@ int BPF_PROG(lsm_file_open, struct file *file)
 	return 0;
 }
 
-/* bpf_printk() is bpf_trace_printk(), built with BPF_EVENTS only. */
+/* bpf_printk() is bpf_trace_printk(); it, bpf_get_current_task() and
+ * bpf_probe_read_kernel() are built with BPF_EVENTS only. */
 SEC("xdp")
 int xdp_printk(struct xdp_md *ctx)
 {
+	struct task_struct *task = (void *)bpf_get_current_task();
+	int pid = -1;
+
 	xdp_printk_ret = bpf_printk("xdp_printk on %d", ctx->ingress_ifindex);
+	xdp_probe_read_ret = bpf_probe_read_kernel(&pid, sizeof(pid), &task->pid);
+	xdp_pid = pid;
 	return XDP_PASS;
 }
 
