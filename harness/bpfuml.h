@@ -93,6 +93,10 @@ void print_no_report(FILE *out, const struct diag_log *log);
 /* Why this verdict would differ on x86_64 (a UML limitation), or NULL. */
 const char *uml_fidelity_note(json_object *prog, const char *legacy_error);
 
+/* Why UML cannot attach PROG at all (no kprobes, no BPF trampolines), or
+ * NULL when the failure is not one of those. */
+const char *uml_attach_impossible(json_object *prog);
+
 /* 0 accepted, 1 otherwise. */
 int program_failed(json_object *prog);
 

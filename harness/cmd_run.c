@@ -13,7 +13,7 @@
 #include "bpfuml.h"
 #include "options.h"
 
-enum { OPT_PROG = 0x200, OPT_DATA_IN, OPT_CTX_IN, OPT_DATA_OUT, OPT_REPEAT };
+enum { OPT_PROG = 0x200, OPT_DATA_IN, OPT_CTX_IN, OPT_DATA_OUT, OPT_REPEAT, OPT_ATTACH };
 
 static void hexdump(FILE *out, const unsigned char *data, size_t len, size_t max)
 {
@@ -76,11 +76,30 @@ static void print_globals(FILE *out, json_object *globals)
 	}
 }
 
+/* The attach failure, said plainly: why it cannot work on UML when that is
+ * the reason, else the kernel's (or libbpf's) error. */
+static void print_attach_failure(FILE *out, json_object *prog, json_object *attach,
+				 const char *reason)
+{
+	const char *messages = json_str(attach, "libbpf_messages");
+
+	if (reason)
+		fprintf(out, "%s: attach not possible on UML: %s (the kernel said: %s, errno %lld)\n",
+			json_str(prog, "name"), reason, json_str(attach, "error"),
+			json_int(attach, "errno", 0));
+	else
+		fprintf(out, "%s: attach failed: %s (errno %lld)\n", json_str(prog, "name"),
+			json_str(attach, "error"), json_int(attach, "errno", 0));
+	if (!reason && messages && *messages)
+		fprintf(out, "  libbpf said:\n    %s", messages);
+}
+
 static int report_run(struct session *s, const struct common_opts *opts, const char *file,
 		      const char *data_out_path)
 {
-	json_object *progs = NULL, *prog, *run = NULL, *doc;
-	const char *run_error;
+	json_object *progs = NULL, *prog, *run = NULL, *attach = NULL, *doc;
+	const char *run_error, *attach_reason = NULL;
+	bool attach_failed;
 	char *data = NULL;
 	size_t len = 0;
 	int code;
@@ -88,11 +107,15 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 	json_object_object_get_ex(s->result, "programs", &progs);
 	prog = progs ? json_object_array_get_idx(progs, 0) : NULL;
 	json_object_object_get_ex(s->result, "run", &run);
+	json_object_object_get_ex(s->result, "attach", &attach);
 	run_error = json_str(run, "error");
 	if (!prog)
 		return fail(opts, EXIT_USAGE, "input", "%s: %s", file,
 			    json_str(s->result, "error") ?: "the guest returned no program");
-	code = program_failed(prog) ? EXIT_REJECTED : run_error ? EXIT_USAGE : EXIT_OK;
+	attach_failed = attach && !json_object_get_boolean(json_object_object_get(attach, "attached"));
+	if (attach_failed && !strcmp(opts->backend, "uml"))
+		attach_reason = uml_attach_impossible(prog);
+	code = program_failed(prog) || attach_failed ? EXIT_REJECTED : run_error ? EXIT_USAGE : EXIT_OK;
 	if (run && json_str(run, "data_out_file"))
 		session_read_file(s, json_str(run, "data_out_file"), &data, &len);
 	if (data_out_path && data && save_copy(s, json_str(run, "data_out_file"), data_out_path))
@@ -105,6 +128,18 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 		json_object_object_add(doc, "backend", json_object_new_string(opts->backend));
 		json_object_object_add(doc, "accel", accel_json(s));
 		json_object_object_add(doc, "program", program_json(s, prog));
+		if (attach) {
+			json_object *a = json_object_get(attach);
+
+			if (attach_reason) {
+				char message[512];
+
+				snprintf(message, sizeof(message), "attach not possible on UML: %s",
+					 attach_reason);
+				json_object_object_add(a, "message", json_object_new_string(message));
+			}
+			json_object_object_add(doc, "attach", a);
+		}
 		if (run) {
 			json_object *r = json_object_get(run);
 
@@ -132,6 +167,8 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 	} else {
 		if (program_failed(prog)) {
 			print_program(stdout, s, prog, opts);
+		} else if (attach_failed) {
+			print_attach_failure(stdout, prog, attach, attach_reason);
 		} else if (run_error) {
 			printf("%s: BPF_PROG_TEST_RUN failed: %s (errno %lld); this program type may "
 			       "not support test runs, or the input sizes do not fit it\n",
@@ -164,6 +201,7 @@ int cmd_run(int argc, char **argv)
 	struct session s;
 	json_object *job;
 	long repeat = 1;
+	bool attach = false;
 	char *end;
 	int c, code, err;
 
@@ -174,6 +212,7 @@ int cmd_run(int argc, char **argv)
 		{ "ctx-in", required_argument, NULL, OPT_CTX_IN },
 		{ "data-out", required_argument, NULL, OPT_DATA_OUT },
 		{ "repeat", required_argument, NULL, OPT_REPEAT },
+		{ "attach", no_argument, NULL, OPT_ATTACH },
 		{ 0 },
 	};
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -182,6 +221,7 @@ int cmd_run(int argc, char **argv)
 		case OPT_DATA_IN: data_in = optarg; continue;
 		case OPT_CTX_IN: ctx_in = optarg; continue;
 		case OPT_DATA_OUT: data_out = optarg; continue;
+		case OPT_ATTACH: attach = true; continue;
 		case OPT_REPEAT:
 			repeat = strtol(optarg, &end, 10);
 			if (*end || repeat < 1 || repeat > 100000000)
@@ -195,7 +235,7 @@ int cmd_run(int argc, char **argv)
 	common_finish(&opts);
 	if (optind != argc - 1 || !prog)
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml run FILE --prog NAME [--data-in F] "
-			    "[--ctx-in F] [--data-out F] [--repeat N]; see bpfuml help run");
+			    "[--ctx-in F] [--data-out F] [--repeat N] [--attach]; see bpfuml help run");
 	file = argv[optind];
 	if (data_in && access(data_in, R_OK))
 		return fail(&opts, EXIT_USAGE, "input", "--data-in %s: %s", data_in, strerror(errno));
@@ -214,6 +254,7 @@ int cmd_run(int argc, char **argv)
 	json_object_object_add(job, "program", json_object_new_string(prog));
 	json_object_object_add(job, "log_level", json_object_new_int(opts.log_level));
 	json_object_object_add(job, "repeat", json_object_new_int(repeat));
+	json_object_object_add(job, "attach", json_object_new_boolean(attach));
 
 	code = stage_object(&s, &paths, &opts, file, "object.bpf.o");
 	if (code == EXIT_OK && data_in) {

@@ -203,37 +203,32 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text)
 }
 
 /*
- * Verdicts that come from UML's lack of a JIT, trampolines or perf events,
- * not from the program: an x86_64 kernel would judge these programs further.
- * Said plainly, so that nobody mistakes them for the program's fault.
+ * Verdicts that come from what UML's interpreter cannot run, not from the
+ * program: an x86_64 kernel would accept these programs.  Said plainly, so
+ * that nobody mistakes them for the program's fault.  (kfunc calls,
+ * callbacks, arena verification and x86_64's stack rounding are UML's too,
+ * kernel-patches 0002, 0003, 0008.)
  */
 static const struct {
 	const char *legacy;	/* substring of the legacy error line */
 	const char *note;
 } uml_only_verdicts[] = {
 	{ "JIT is required for calling kernel function",
-	  "UML has no BPF JIT and refuses kfunc calls before verifying; x86_64 would verify the program" },
+	  "this kernel has no BPF JIT and refuses kfunc calls before verifying; x86_64 would verify the program" },
 	{ "callbacks are not allowed in non-JITed programs",
-	  "UML's interpreter cannot run callbacks (bpf_loop, timers, for_each); x86_64 accepts them" },
+	  "this kernel's interpreter cannot run callbacks (bpf_loop, timers, for_each); x86_64 accepts them" },
 	{ "mixing of tail_calls and bpf-to-bpf calls",
 	  "only JITs support tail calls from programs with subprograms; x86_64 accepts this" },
+	{ "tail_calls are not allowed in non-JITed programs",
+	  "only JITs support tail calls from programs with subprograms; x86_64 accepts this" },
 	{ "program requires BPF JIT compiler",
-	  "UML has no BPF JIT; x86_64 would load this program" },
+	  "UML verifies this program as x86_64 does but cannot run it: it needs JIT-only "
+	  "instructions (arena, ...), and UML's BPF programs are interpreted" },
+	{ "stack args are not supported in non-JITed programs",
+	  "more than 5 arguments need the JIT's stack arguments; x86_64 accepts this" },
 	{ "JIT is required to use arena", "arena maps need a JIT; x86_64 would verify the program" },
-	/* bpf_trace.o, which provides these helpers to every program type,
-	 * needs perf events and kprobes, which UML lacks. */
-	{ "cannot use helper bpf_trace_printk",
-	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_printk here" },
-	{ "cannot use helper bpf_trace_vprintk",
-	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_printk here" },
-	{ "cannot use helper bpf_probe_read",
-	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_probe_read_* here" },
-	{ "cannot use helper bpf_get_current_task",
-	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_get_current_task* here" },
-	{ "cannot use helper bpf_send_signal",
-	  "UML builds no bpf_trace.o (no perf events, no kprobes); x86_64 allows bpf_send_signal* here" },
-	{ "Too large",
-	  "UML's interpreter rounds each frame's stack to 32 bytes, x86_64's JIT to 16: sizes here are larger than on x86_64" },
+	{ "Can attach to only JITed progs",
+	  "freplace and fentry on BPF programs need JITed targets; UML's programs are interpreted" },
 };
 
 const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
@@ -244,9 +239,39 @@ const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
 		return "UML lacks this program type (no perf events, kprobes or trampolines); "
 		       "x86_64 would load and verify it";
+	/* Verified, then refused by bpf_prog_select_runtime(): no JIT to run it. */
+	if (!legacy_error && json_int(prog, "errno", 0) == 524)
+		return "the verifier accepted this program, as x86_64 would, but it needs the JIT "
+		       "to run (arena or other JIT-only instructions), and UML's BPF programs are "
+		       "interpreted (ENOTSUPP)";
 	for (i = 0; legacy_error && i < sizeof(uml_only_verdicts) / sizeof(uml_only_verdicts[0]); i++)
 		if (strstr(legacy_error, uml_only_verdicts[i].legacy))
 			return uml_only_verdicts[i].note;
+	return NULL;
+}
+
+const char *uml_attach_impossible(json_object *prog)
+{
+	const char *type = json_str(prog, "type") ?: "", *section = json_str(prog, "section") ?: "";
+
+	if (!strcmp(type, "kprobe")) {
+		if (!strncmp(section, "uprobe", 6) || !strncmp(section, "uretprobe", 9) ||
+		    !strncmp(section, "usdt", 4))
+			return "UML has no uprobes (it selects no ARCH_SUPPORTS_UPROBES)";
+		if (strstr(section, ".multi") || strstr(section, ".session"))
+			return "multi-kprobes need fprobe, i.e. the function tracer, which UML lacks";
+		return "UML has no kprobes (it selects no HAVE_KPROBES), so there is no kprobe event "
+		       "to attach to; the program loads and verifies as on x86_64";
+	}
+	if (!strcmp(type, "tracing") && (!strncmp(section, "tp_btf", 6) || !strncmp(section, "iter", 4)))
+		return NULL;	/* raw tracepoints and iterators need no trampoline */
+	if (!strcmp(type, "tracing") || !strcmp(type, "lsm") || !strcmp(type, "struct_ops"))
+		return "BPF trampolines are machine code made by the JIT "
+		       "(arch_prepare_bpf_trampoline), and UML has no JIT: its BPF programs run "
+		       "in the interpreter; the program loads and verifies as on x86_64";
+	if (!strcmp(type, "ext"))
+		return "freplace patches the JITed code of its target, and UML's programs are "
+		       "interpreted, not JITed";
 	return NULL;
 }
 

@@ -22,11 +22,16 @@ static const struct command commands[] = {
 	  "judged in one boot, each as if alone; --json then gives one document per\n"
 	  "file in \"files\", and the exit code is the worst: 2 if a file could not\n"
 	  "be opened, else 1 if a program was not accepted." },
-	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N]",
+	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N] [--attach]",
 	  "Load program NAME of FILE and run it with BPF_PROG_TEST_RUN.  Prints the\n"
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"
 	  "object's global variables (.bss/.data/.rodata, by name, decoded with BTF)\n"
-	  "after the run." },
+	  "after the run.  Raw tracepoint and syscall programs run once (the kernel\n"
+	  "takes no repeat count for them).  --attach attaches the program first, as\n"
+	  "libbpf does from its section (struct_ops: the object's struct_ops maps),\n"
+	  "so that a test run reaches tracing programs; an attachment UML cannot make\n"
+	  "(kprobes, BPF trampolines: fentry/fexit/lsm/struct_ops, freplace) is said\n"
+	  "plainly with its reason, and exits 1." },
 	{ "parse", cmd_parse, "parse LOGFILE [--prog NAME] [--source FILE]",
 	  "Parse a saved verifier log (no kernel needed): the 7.3 structured report\n"
 	  "(category, problem, reason, location, source and instruction context,\n"

@@ -515,14 +515,46 @@ static int read_input(json_object *job, const char *key, void **buf, size_t *len
 	return err;
 }
 
-/* bpf_prog_test_run_syscall() and _raw_tp() take no repeat count. */
-static bool repeat_allowed(enum bpf_prog_type type)
+/* ---- attach ----------------------------------------------------------- */
+
+/* Attach PROG as libbpf would (struct_ops: the object's struct_ops maps).
+ * Fills *links (at most max); returns 0 or a negative errno.  The host
+ * explains failures (why some attachments cannot exist on UML). */
+static int attach_program(struct bpf_object *obj, struct bpf_program *prog,
+			  struct bpf_link **links, int max, int *nr)
 {
-	return type != BPF_PROG_TYPE_SYSCALL && type != BPF_PROG_TYPE_RAW_TRACEPOINT;
+	struct bpf_map *map;
+
+	*nr = 0;
+	if (bpf_program__type(prog) != BPF_PROG_TYPE_STRUCT_OPS) {
+		links[0] = bpf_program__attach(prog);
+		if (!links[0])
+			return -errno;
+		*nr = 1;
+		return 0;
+	}
+	bpf_object__for_each_map(map, obj) {
+		if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS || *nr >= max)
+			continue;
+		links[*nr] = bpf_map__attach_struct_ops(map);
+		if (!links[*nr])
+			return -errno;
+		(*nr)++;
+	}
+	return *nr ? 0 : -ENOENT;
+}
+
+/* Types whose BPF_PROG_TEST_RUN takes no repeat count and gives no ctx_out
+ * (the kernel answers EINVAL otherwise, net/bpf/test_run.c). */
+static bool test_run_is_single_shot(enum bpf_prog_type type)
+{
+	return type == BPF_PROG_TYPE_RAW_TRACEPOINT || type == BPF_PROG_TYPE_SYSCALL;
 }
 
 int agent_run(json_object *job, json_object *result)
 {
+	struct bpf_link *links[8] = { 0 };
+	int nr_links = 0, i;
 	const char *path = json_string_member(job, "object");
 	const char *name = json_string_member(job, "program");
 	int log_level = json_int_member(job, "log_level", 1);
@@ -577,9 +609,26 @@ int agent_run(json_object *job, json_object *result)
 	if (out.err)
 		goto out;	/* the verdict says why; no run */
 
+	if (json_object_object_get_ex(job, "attach", &run) && json_object_get_boolean(run)) {
+		json_object *attach = json_object_new_object();
+
+		json_object_object_add(result, "attach", attach);
+		err = attach_program(obj, prog, links, sizeof(links) / sizeof(links[0]),
+				     &nr_links);
+		json_object_object_add(attach, "attached", json_object_new_boolean(!err));
+		if (err) {
+			json_object_object_add(attach, "errno", json_object_new_int(-err));
+			json_object_object_add(attach, "error", json_object_new_string(strerror(-err)));
+			if (libbpf_messages)
+				json_object_object_add(attach, "libbpf_messages",
+						       json_object_new_string(libbpf_messages));
+			goto out;	/* an unattached tracing program would not run */
+		}
+	}
+
 	data_out_size = data_in_len + 65536;
 	data_out = calloc(1, data_out_size);
-	ctx_out = ctx_in_len ? calloc(1, ctx_in_len) : NULL;
+	ctx_out = ctx_in_len && !test_run_is_single_shot(out.type) ? calloc(1, ctx_in_len) : NULL;
 	{
 		LIBBPF_OPTS(bpf_test_run_opts, opts,
 			    .data_in = data_in, .data_size_in = data_in_len,
@@ -592,7 +641,7 @@ int agent_run(json_object *job, json_object *result)
 		run = json_object_new_object();
 		json_object_object_add(result, "run", run);
 		/* These types run exactly once and refuse a repeat count. */
-		if (!repeat_allowed(out.type)) {
+		if (test_run_is_single_shot(out.type)) {
 			if (opts.repeat > 1) {
 				char text[160];
 
@@ -622,7 +671,7 @@ int agent_run(json_object *job, json_object *result)
 		}
 		/* Syscall programs take a context but give none back in ctx_out:
 		 * the kernel copies it back into ctx_in. */
-		if (ctx_in_len) {
+		if (ctx_in_len && (ctx_out || out.type == BPF_PROG_TYPE_SYSCALL)) {
 			const void *ctx = out.type == BPF_PROG_TYPE_SYSCALL ? ctx_in : ctx_out;
 			size_t ctx_len = out.type == BPF_PROG_TYPE_SYSCALL ? ctx_in_len : opts.ctx_size_out;
 
@@ -633,6 +682,8 @@ int agent_run(json_object *job, json_object *result)
 		json_object_object_add(run, "globals", globals_of(obj));
 	}
 out:
+	for (i = 0; i < nr_links; i++)
+		bpf_link__destroy(links[i]);
 	bpf_object__close(obj);
 	free(out.log);
 	free(out.messages);

@@ -9,7 +9,11 @@ with JIT prints (measured under QEMU, listed in REFERENCE.md).
 With --backend qemu, the same cases run on the x86_64 reference kernel (JIT)
 under QEMU, compiled against that kernel's own vmlinux.h (build/qemu/).
 
-usage: tests/upstream/reference_cases.py [--json] [--backend uml|qemu]
+With --x86-64-types, UML verifies the objects compiled against the x86_64
+kernel's vmlinux.h (build/qemu/vmlinux.h), as a developer targeting x86_64
+would build them; CO-RE adapts them to UML.
+
+usage: tests/upstream/reference_cases.py [--json] [--backend uml|qemu] [--x86-64-types]
 """
 import json
 import os
@@ -49,7 +53,8 @@ BACKEND = 'uml'
 if '--backend' in sys.argv:
     BACKEND = sys.argv[sys.argv.index('--backend') + 1]
 # The x86_64 kernel's types first when verifying on it (build/qemu/vmlinux.h).
-VMLINUX_DIRS = [os.path.join(BUILD, 'qemu')] if BACKEND == 'qemu' else []
+X86_64_TYPES = BACKEND == 'qemu' or '--x86-64-types' in sys.argv
+VMLINUX_DIRS = [os.path.join(BUILD, 'qemu')] if X86_64_TYPES else []
 
 
 def compile_selftest(tree, source, out_dir):
@@ -77,7 +82,7 @@ def compile_selftest(tree, source, out_dir):
 
 def main():
     tree = source_tree()
-    out_dir = os.path.join(BUILD, 'upstream' if BACKEND == 'uml' else 'upstream-' + BACKEND)
+    out_dir = os.path.join(BUILD, 'upstream-x86_64-types' if X86_64_TYPES else 'upstream')
     os.makedirs(out_dir, exist_ok=True)
     rows = []
     for source, prog, want, *legacy in CASES:
@@ -111,7 +116,8 @@ def main():
     for r in rows:
         print(f'{r["outcome"]:<9} {r["case"]:<58} want {str(r["want"]):<26} got {str(r.get("got")):<26} '
               f'{r.get("verdict", "")} {r["detail"]}')
-    print(f'{same} of {len(rows)} cases give the x86_64 category on {BACKEND}')
+    types = ' (objects built against the x86_64 vmlinux.h)' if X86_64_TYPES else ''
+    print(f'{same} of {len(rows)} cases give the x86_64 category on {BACKEND}{types}')
 
 
 if __name__ == '__main__':
