@@ -8,7 +8,10 @@
  * promise: a walk of a table nobody changes sees every key once; the walk
  * goes on across a resize without an error; a cursor key that is gone
  * restarts the walk at the first key.  The batch ops stash the next key as
- * cursor and answer -EAGAIN when that key was deleted meanwhile.
+ * cursor; lookup_batch answers -EAGAIN when that key was deleted meanwhile,
+ * lookup_and_delete_batch starts every call at the first element (with
+ * kernel-patches/0011: resuming from the cursor skipped the keys that a
+ * shrink of the table under the batch's own deletes moved before it).
  */
 #include <errno.h>
 #include <stdlib.h>
