@@ -292,6 +292,8 @@ int main(int argc, char **argv)
 		err = agent_run(job, result);
 	else if (!strcmp(command, "bench"))
 		err = agent_bench(job, result);
+	else if (!strcmp(command, "exec"))
+		err = agent_exec(job, result);
 	else
 		json_object_object_add(result, "error", json_object_new_string("unknown command"));
 done:
