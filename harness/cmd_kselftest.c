@@ -253,7 +253,10 @@ static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const
 	_exit(code);
 }
 
-static void collect_shard(struct ks_results *r, struct shard *sh, int worker_status)
+/* RETRY, when not NULL, is a free shard that gets the tests this one never
+ * reached. */
+static void collect_shard(struct ks_results *r, struct shard *sh, int worker_status,
+			  struct shard *retry, int sh_timeout)
 {
 	char *out = NULL, *json = NULL, *trouble = NULL;
 	size_t i;
@@ -263,6 +266,23 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 	if (!trouble && (!WIFEXITED(worker_status) || WEXITSTATUS(worker_status) != EXIT_OK))
 		trouble = strdup("the guest's worker process died");
 	if (!strcmp(sh->runner, "test_progs")) {
+		char *text = NULL, *why = NULL;
+
+		if (!trouble && !session_read_file(&sh->session, "result.json", &text, NULL)) {
+			json_object *result = json_tokener_parse(text);
+
+			if (json_int(result, "timed_out", 0))
+				asprintf(&why, "test_progs killed after %d s (--timeout)", sh_timeout);
+			else if (json_int(result, "exit_status", -1) > 1)
+				asprintf(&why, "test_progs ended with exit status %lld while this test ran",
+					 json_int(result, "exit_status", -1));
+			else if (json_int(result, "signal", 0))
+				asprintf(&why, "test_progs killed by signal %lld while this test ran",
+					 json_int(result, "signal", 0));
+			json_object_put(result);
+			free(text);
+			trouble = why;
+		}
 		if (out)
 			ks_parse_test_progs(r, out);
 		if (!session_read_file(&sh->session, "summary.json", &json, NULL)) {
@@ -271,12 +291,21 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 			ks_attach_test_progs_json(r, summary);
 			json_object_put(summary);
 		}
-		/* A test without a result line never finished: its guest died,
-		 * or test_progs did. */
-		for (i = 0; i < sh->n_tests; i++)
-			if (!ks_find(r, "test_progs", sh->tests[i]))
-				ks_add(r, "test_progs", sh->tests[i], false, KS_ERROR,
-				       trouble ?: "no result: test_progs ended before this test did");
+		/* The first test without a result line is the one that was
+		 * running when its guest (or test_progs) died; the ones after it
+		 * never started and go to a new guest. */
+		for (i = 0; i < sh->n_tests; i++) {
+			if (ks_find(r, "test_progs", sh->tests[i]))
+				continue;
+			ks_add(r, "test_progs", sh->tests[i], false, KS_ERROR,
+			       trouble ?: "no result: test_progs ended while this test ran");
+			if (i + 1 < sh->n_tests && retry) {
+				retry->runner = "test_progs";
+				retry->tests = sh->tests + i + 1;
+				retry->n_tests = sh->n_tests - i - 1;
+			}
+			break;
+		}
 	} else {
 		enum ks_status status = KS_FAIL;
 		char *reason = NULL;
@@ -313,7 +342,7 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 	free(trouble);
 }
 
-static int run_shards(struct shard *shards, size_t n, struct ks_results *r,
+static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_results *r,
 		      const struct bpfuml_paths *paths, const struct ks_opts *o, const char *dir)
 {
 	size_t next = 0, running = 0, finished = 0, i;
@@ -362,8 +391,13 @@ static int run_shards(struct shard *shards, size_t n, struct ks_results *r,
 			sh->done = 1;
 			running--;
 			finished++;
-			if (!interrupted)
-				collect_shard(r, sh, status);
+			if (!interrupted) {
+				struct shard *retry = n < max ? &shards[n] : NULL;
+
+				collect_shard(r, sh, status, retry, o->common.timeout_s);
+				if (retry && retry->runner)
+					n++;
+			}
 			if (!o->common.keep)
 				sh->session.keep = 0;
 			else if (!o->common.json)
@@ -522,8 +556,9 @@ int cmd_kselftest(int argc, char **argv)
 		add_denied(&results, &deny, names, n_names);
 		/* Several batches per guest slot even out long and short tests. */
 		per = o.batch > 0 ? (size_t)o.batch : (n_run + o.jobs * 6 - 1) / (o.jobs * 6);
-		if (per < 1 || n_run / per >= MAX_SHARDS)
-			per = n_run / MAX_SHARDS + 1;
+		/* Half the slots at most: the rest are for retries. */
+		if (per < 1 || n_run / per >= MAX_SHARDS / 2)
+			per = n_run / (MAX_SHARDS / 2) + 1;
 		for (i = 0; i < n_run; i += per) {
 			shards[n_shards].runner = "test_progs";
 			shards[n_shards].tests = run + i;
@@ -534,7 +569,7 @@ int cmd_kselftest(int argc, char **argv)
 	if (!o.common.json)
 		fprintf(stderr, "bpfuml: kselftest: %zu test_progs test(s) to run, %zu denied, "
 			"%zu guest run(s), %d in parallel\n", n_run, n_names - n_run, n_shards, o.jobs);
-	code = run_shards(shards, n_shards, &results, &paths, &o, dir);
+	code = run_shards(shards, n_shards, MAX_SHARDS + 2, &results, &paths, &o, dir);
 	if (code != EXIT_OK)
 		goto out;
 

@@ -134,13 +134,16 @@ else
 	cmp -s "$VMLINUX_H" "$out/vmlinux.h" || cp "$VMLINUX_H" "$out/vmlinux.h"
 fi
 
+# VMLINUX_BTF is our vmlinux.h too: it changes only when its content does,
+# so a new kernel with the same types rebuilds no BPF object.
 # BPF_STRICT_BUILD=0: objects that do not compile against this vmlinux.h are
 # left out with their tests.  TEST_KMODS= : the modules come from above.
 # BPF_TARGET_ENDIAN carries -mcpu=v4 to libarena (clang-19 defaults BPF to
 # v1); the runners' own rules put their -mcpu after it, which wins.
+mkdir -p "$out/bpf"
 say SELFTST "test_progs, test_verifier, test_maps (first build ~30 min on 2 cores; log: $log)"
 run_logged make -C "$selftests" OUTPUT="$out/bpf" -j"$JOBS" \
-	VMLINUX_BTF="$kbuild/vmlinux" VMLINUX_H="$out/vmlinux.h" \
+	VMLINUX_BTF="$out/vmlinux.h" VMLINUX_H="$out/vmlinux.h" \
 	CLANG="$CLANG" LLC="llc$LLVM_SUFFIX" LLVM_STRIP="llvm-strip$LLVM_SUFFIX" \
 	BPF_TARGET_ENDIAN="--target=bpfel -mcpu=v4" \
 	BPF_STRICT_BUILD=0 TEST_KMODS= SKIP_DOCS=1 SKIP_LLVM=1 SKIP_LIBBFD=1 \
