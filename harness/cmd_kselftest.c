@@ -575,6 +575,8 @@ int cmd_kselftest(int argc, char **argv)
 
 	double wall_s = (now_ns() - start) / 1e9;
 
+	ks_sort(&results);
+
 	if (o.common.json) {
 		json_object *doc = ks_results_json(&results, wall_s, o.jobs);
 

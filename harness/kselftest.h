@@ -29,6 +29,7 @@ struct ks_result {
 	bool subtest;
 	enum ks_status status;
 	char *reason;		/* skip/deny reason, failure log (may be NULL) */
+	size_t order;		/* when it was added: keeps subtests in run order */
 };
 
 struct ks_results {
@@ -67,6 +68,8 @@ int ks_parse_test_verifier(struct ks_results *r, const char *out);
 /* test_progs' -J file: attach failure logs to the failed results. */
 void ks_attach_test_progs_json(struct ks_results *r, json_object *summary);
 
+/* Runners in a fixed order, tests by name, subtests after their test. */
+void ks_sort(struct ks_results *r);
 /* Output.  Counts are per status, tests and subtests apart. */
 void ks_count(const struct ks_results *r, bool subtests, int counts[KS_NR_STATUS]);
 void ks_print_ktap(FILE *out, const struct ks_results *r);

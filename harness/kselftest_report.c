@@ -38,6 +38,7 @@ void ks_add(struct ks_results *r, const char *runner, const char *name, bool sub
 	x->subtest = subtest;
 	x->status = status;
 	x->reason = reason ? strdup(reason) : NULL;
+	x->order = r->n;
 }
 
 struct ks_result *ks_find(struct ks_results *r, const char *runner, const char *name)
@@ -321,6 +322,35 @@ static void print_ktap_line(FILE *out, const char *indent, int number, const str
 			print_first_line(out, x->reason);
 	}
 	fputc('\n', out);
+}
+
+static int runner_rank(const char *runner)
+{
+	return !strcmp(runner, "test_progs") ? 0 : !strcmp(runner, "test_verifier") ? 1 : 2;
+}
+
+/* Runners in a fixed order, tests by name (test_progs' own order), subtests
+ * after their test in the order they ran. */
+static int compare_results(const void *a, const void *b)
+{
+	const struct ks_result *x = a, *y = b;
+	size_t lx = strcspn(x->name, "/"), ly = strcspn(y->name, "/");
+	int c = runner_rank(x->runner) - runner_rank(y->runner);
+
+	if (!c)		/* the test part of the names */
+		c = memcmp(x->name, y->name, lx < ly ? lx : ly);
+	if (!c && lx != ly)
+		c = lx < ly ? -1 : 1;
+	if (!c)
+		c = (int)x->subtest - (int)y->subtest;
+	if (!c)
+		c = x->order < y->order ? -1 : x->order > y->order;
+	return c;
+}
+
+void ks_sort(struct ks_results *r)
+{
+	qsort(r->v, r->n, sizeof(*r->v), compare_results);
 }
 
 void ks_print_ktap(FILE *out, const struct ks_results *r)

@@ -551,6 +551,65 @@ def kselftest(filter_, expect_tests=None, timeout=600):
     return results
 
 
+def fake_selftests_build_dir():
+    """A build directory whose selftests are tests/kselftest/fake's stand-ins
+    and whose kernel and agent are the real ones (the guest must see it, so
+    it lives under build/, not /tmp)."""
+    fake = os.path.join(BUILD, 'tests', 'kselftest-fake')
+    os.makedirs(os.path.join(fake, 'bin'), exist_ok=True)
+    os.makedirs(os.path.join(fake, 'selftests'), exist_ok=True)
+    os.makedirs(os.path.join(fake, 'kselftest'), exist_ok=True)
+    for link, target in (('kernel', os.path.join(BUILD, 'kernel')),
+                         ('bin/bpfuml-agent', os.path.join(BUILD, 'bin', 'bpfuml-agent')),
+                         ('selftests/bpf', os.path.join(TOP, 'tests', 'kselftest', 'fake')),
+                         ('kselftest/DENYLIST.uml',
+                          os.path.join(TOP, 'tests', 'kselftest', 'fake', 'DENYLIST.uml'))):
+        path = os.path.join(fake, link)
+        if os.path.lexists(path):
+            os.unlink(path)
+        os.symlink(target, path)
+    return fake
+
+
+@test
+def kselftest_harness_shards_denies_retries_and_reports():
+    before = guest_leftovers()[1]
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+    proc = subprocess.run([BPFUML, 'kselftest', '-j', '2', '--batch', '3', '--json'],
+                          capture_output=True, text=True, timeout=120, env=env)
+    doc = json.loads(proc.stdout)
+    got = {r['name']: r['status'] for r in doc['results']}
+    want = {'alpha': 'passed', 'alpha/one': 'passed', 'alpha/two': 'denied', 'beta': 'error',
+            'gamma': 'passed', 'delta': 'skipped', 'epsilon': 'failed', 'epsilon/bad': 'failed',
+            'kprobe_like': 'denied', 'test_verifier': 'failed', 'test_verifier/0/u some test': 'passed',
+            'test_verifier/0/p some test': 'failed', 'test_verifier/1/p other': 'skipped',
+            'test_maps': 'passed'}
+    check(got == want, f'results {got}\nwant {want}\nstderr: {proc.stderr[-1500:]}')
+    reasons = {r['name']: r.get('reason', '') for r in doc['results']}
+    check('exit status 139' in reasons['beta'], f'beta: {reasons["beta"]!r}')
+    check('assertion failed' in reasons['epsilon/bad'], f'epsilon/bad: {reasons["epsilon/bad"]!r}')
+    check(reasons['kprobe_like'].startswith('no kprobes'), f'kprobe_like: {reasons["kprobe_like"]!r}')
+    check(doc['tests'] == {'passed': 3, 'failed': 2, 'skipped': 1, 'denied': 1, 'error': 1},
+          f'test counts {doc["tests"]}')
+    check(proc.returncode == EXIT_INFRA, f'exit {proc.returncode}, want 3 (a guest died)')
+    check_no_leftovers(before)
+
+
+@test
+def kselftest_ktap_output():
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+    proc = subprocess.run([BPFUML, 'kselftest', '-t', 'alpha,delta'], capture_output=True, text=True,
+                          timeout=120, env=env)
+    want = ('KTAP version 1\n1..2\n'
+            '    # Subtest: alpha\n    KTAP version 1\n    1..2\n'
+            '    ok 1 two # SKIP denied: a denied subtest\n    ok 2 one\n'
+            'ok 1 alpha\nok 2 delta # SKIP\n')
+    check(proc.stdout.startswith(want), f'stdout:\n{proc.stdout}\nwant it to start with:\n{want}')
+    check('# tests:    passed 1, failed 0, skipped 1, denied 0, error 0' in proc.stdout, proc.stdout)
+    check('# subtests: passed 1, failed 0, skipped 0, denied 1, error 0' in proc.stdout, proc.stdout)
+    check(proc.returncode == EXIT_OK, f'exit {proc.returncode}; {proc.stderr}')
+
+
 # Every upstream rhash subtest, the kptr ones included, must pass: RHASH is
 # one of the two 7.3 developments bpfuml is built around (REFERENCE.md).
 RHASH_TESTS = ('rhash',)
