@@ -6,12 +6,15 @@
 #   scripts/build-selftests.sh       (`make kselftest-build`, after `make kernel`)
 #
 # The runners are host x86_64 binaries: the UML guest sees the host's / through
-# hostfs and runs them as they are.  The BPF objects are compiled against the
-# UML kernel's own BTF (its vmlinux.h), so CO-RE matches the kernel they run
-# on; objects that need types UML compiles out (x86 pt_regs, perf events, ...)
-# do not compile, and the upstream Makefile's permissive mode
-# (BPF_STRICT_BUILD=0) leaves them and their tests out.  not-built.txt in the
-# artifact lists every test left out that way, so none vanishes silently.
+# hostfs and runs them as they are.  The BPF objects are compiled against
+# KSELFTEST_VMLINUX_H: the Makefile passes the x86_64 reference kernel's
+# (build/qemu/vmlinux.h), since the selftests assume an x86_64 kernel and
+# libbpf's CO-RE relocates against UML's BTF at load time; "uml" means the
+# UML kernel's own BTF, against which objects that name types or kfuncs UML
+# compiles out do not compile.  Either way the upstream Makefile's permissive
+# mode (BPF_STRICT_BUILD=0) leaves out objects that do not compile, with
+# their tests; bpf/not-built.txt in the artifact lists those tests, and
+# test_progs reports them as "SKIP (not built)", so none vanishes silently.
 # The modules are built against the UML build directory (ARCH=um), which must
 # hold the kernel of the current artifact (checked by comparing their BTF).
 #
@@ -20,8 +23,8 @@
 # $BPFUML_CACHE/selftests/<key>/, linked as build/selftests.
 #
 # Environment: BPFUML_CACHE, BUILD_DIR (as build-kernel.sh), JOBS, V=1,
-# CLANG (clang-19), KSELFTEST_VMLINUX_H=FILE (compile the BPF objects against
-# this vmlinux.h instead of UML's; part of the key).
+# CLANG (clang-19), KSELFTEST_VMLINUX_H=FILE|uml (the vmlinux.h the BPF
+# objects are compiled against; its content is part of the key; default uml).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,11 +34,15 @@ JOBS=${JOBS:-$(nproc)}
 CLANG=${CLANG:-clang-19}
 LLVM_SUFFIX=${CLANG#clang}
 KEEP_ARTIFACTS=${KEEP_ARTIFACTS:-2}
-VMLINUX_H=${KSELFTEST_VMLINUX_H:-}
 
 say() { printf '  %-7s %s\n' "$1" "$2"; }
 die() { echo "bpfuml: $*" >&2; exit 1; }
 [ "$V" = 1 ] && set -x
+
+VMLINUX_H=${KSELFTEST_VMLINUX_H:-uml}
+[ "$VMLINUX_H" = uml ] && VMLINUX_H=
+[ -z "$VMLINUX_H" ] || [ -f "$VMLINUX_H" ] ||
+	die "KSELFTEST_VMLINUX_H=$VMLINUX_H: no such file (make qemu-kernel builds build/qemu/vmlinux.h; =uml uses UML's BTF)"
 
 if [ -z "${BPFUML_CACHE:-}" ]; then
 	if [ -n "${XDG_CACHE_HOME:-}" ]; then BPFUML_CACHE=$XDG_CACHE_HOME/bpfuml
@@ -72,7 +79,7 @@ toolchain_id() {
 key=$({
 	echo "kernel $kernel_key"
 	echo "selftests $(git -C "$tree" rev-parse HEAD:tools)"
-	[ -n "$VMLINUX_H" ] && { echo "vmlinux.h $VMLINUX_H"; sha256sum <"$VMLINUX_H"; }
+	[ -n "$VMLINUX_H" ] && { echo "vmlinux.h"; sha256sum <"$VMLINUX_H"; }
 	toolchain_id
 	cat "$top/scripts/build-selftests.sh"
 } | sha256sum | cut -c1-16)
@@ -176,7 +183,7 @@ cat >"$staging/manifest" <<-MANIFEST
 key: $key
 kernel-key: $kernel_key
 source: $tree ($(git -C "$tree" rev-parse HEAD:tools) tools/)
-vmlinux.h: ${VMLINUX_H:-the UML kernel's BTF}
+vmlinux.h: ${VMLINUX_H:-the UML kernel's BTF} ($(sha256sum <"$out/vmlinux.h" | cut -c1-16))
 modules: $kmods
 not-built tests: $(wc -l <"$staging/bpf/not-built.txt")
 skipped objects/skeletons/tests: $(wc -l <"$staging/build-skips.txt")
