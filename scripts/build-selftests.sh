@@ -179,11 +179,12 @@ for t in "$selftests"/prog_tests/*.c; do
 	sed -n -E 's/^void (serial_)?test_([a-zA-Z0-9_]+)\((void)?\).*/\2/p' "$t"
 done | sort >"$staging/bpf/not-built.txt"
 grep -E '^  SKIP-(BPF|SKEL|TEST)' "$log" | sort -u >"$staging/build-skips.txt" || true
+vmlinux_h_desc="${VMLINUX_H:-UML BTF} ($(sha256sum <"$out/vmlinux.h" | cut -c1-16))"
 cat >"$staging/manifest" <<-MANIFEST
 key: $key
 kernel-key: $kernel_key
 source: $tree ($(git -C "$tree" rev-parse HEAD:tools) tools/)
-vmlinux.h: ${VMLINUX_H:-the UML kernel's BTF} ($(sha256sum <"$out/vmlinux.h" | cut -c1-16))
+vmlinux.h: $vmlinux_h_desc
 modules: $kmods
 not-built tests: $(wc -l <"$staging/bpf/not-built.txt")
 skipped objects/skeletons/tests: $(wc -l <"$staging/build-skips.txt")
