@@ -346,6 +346,7 @@ static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_resu
 		      const struct bpfuml_paths *paths, const struct ks_opts *o, const char *dir)
 {
 	size_t next = 0, running = 0, finished = 0, i;
+	long long start = now_ns();
 	int status;
 
 	while (finished < n) {
@@ -403,9 +404,11 @@ static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_resu
 			else if (!o->common.json)
 				fprintf(stderr, "bpfuml: kept %s (%s)\n", sh->session.run_dir, sh->runner);
 			session_destroy(&sh->session);
-			if (!o->common.json && !interrupted)
-				fprintf(stderr, "  shard %zu/%zu done (%s, %zu test(s))\n", i + 1, n,
-					sh->runner, sh->n_tests);
+			/* Progress on stderr, in JSON mode too: stdout keeps the
+			 * one document. */
+			if (!interrupted)
+				fprintf(stderr, "  guest %zu/%zu done (%s, %zu test(s), %.0f s so far)\n",
+					i + 1, n, sh->runner, sh->n_tests, (now_ns() - start) / 1e9);
 		}
 	}
 	return interrupted ? fail(&o->common, EXIT_INTERRUPTED, "interrupted",
@@ -566,8 +569,7 @@ int cmd_kselftest(int argc, char **argv)
 			n_shards++;
 		}
 	}
-	if (!o.common.json)
-		fprintf(stderr, "bpfuml: kselftest: %zu test_progs test(s) to run, %zu denied, "
+	fprintf(stderr, "bpfuml: kselftest: %zu test_progs test(s) to run, %zu denied, "
 			"%zu guest run(s), %d in parallel\n", n_run, n_names - n_run, n_shards, o.jobs);
 	code = run_shards(shards, n_shards, MAX_SHARDS + 2, &results, &paths, &o, dir);
 	if (code != EXIT_OK)

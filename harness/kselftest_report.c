@@ -18,6 +18,34 @@ const char *const ks_status_name[KS_NR_STATUS] = {
 	[KS_DENIED] = "denied", [KS_ERROR] = "error",
 };
 
+/* Test logs may hold any bytes (a dumped packet, a corrupted string): keep
+ * the text valid UTF-8 for JSON, each invalid byte a '?'. */
+static char *utf8_copy(const char *text)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	char *out = strdup(text), *o = out;
+
+	while (*p) {
+		int len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+			  (*p & 0xf8) == 0xf0 ? 4 : 0;
+		int i;
+
+		for (i = 1; i < len; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				len = 0;
+		if (!len) {
+			*o++ = '?';
+			p++;
+			continue;
+		}
+		memcpy(o, p, len);
+		o += len;
+		p += len;
+	}
+	*o = '\0';
+	return out;
+}
+
 void ks_add(struct ks_results *r, const char *runner, const char *name, bool subtest,
 	    enum ks_status status, const char *reason)
 {
@@ -37,7 +65,7 @@ void ks_add(struct ks_results *r, const char *runner, const char *name, bool sub
 	x->name = strdup(name);
 	x->subtest = subtest;
 	x->status = status;
-	x->reason = reason ? strdup(reason) : NULL;
+	x->reason = reason ? utf8_copy(reason) : NULL;
 	x->order = r->n;
 }
 
@@ -251,7 +279,7 @@ void ks_attach_test_progs_json(struct ks_results *r, json_object *summary)
 		msg = json_object_object_get_ex(test, "message", &v) ? json_object_get_string(v) : "";
 		x = ks_find(r, "test_progs", tname);
 		if (x && msg && *msg && !x->reason)
-			x->reason = strdup(msg);
+			x->reason = utf8_copy(msg);
 		if (!json_object_object_get_ex(test, "subtests", &subtests))
 			continue;
 		for (j = 0; j < json_object_array_length(subtests); j++) {
@@ -262,7 +290,7 @@ void ks_attach_test_progs_json(struct ks_results *r, json_object *summary)
 			msg = json_object_object_get_ex(sub, "message", &v) ? json_object_get_string(v) : "";
 			x = ks_find(r, "test_progs", name);
 			if (x && msg && *msg && !x->reason)
-				x->reason = strdup(msg);
+				x->reason = utf8_copy(msg);
 		}
 	}
 }

@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -33,7 +36,24 @@ static long long mono_ns(void)
 }
 
 /* The root is the host's / read-only: the selftests want device nodes,
- * and write below /run (network namespaces) and /var/run. */
+ * and write below /run (network namespaces) and /var/run; and they want
+ * the loopback interface up. */
+/* The selftests bind and connect to 127.0.0.1 and ::1 in the initial
+ * network namespace, as on a booted machine, where init brought lo up. */
+static void loopback_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+}
+
 static void mount_for_selftests(void)
 {
 	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
@@ -45,6 +65,7 @@ static void mount_for_selftests(void)
 	mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
 	mount("tmpfs", "/run", "tmpfs", 0, "mode=0755");
 	setrlimit(RLIMIT_MEMLOCK, &unlimited);
+	loopback_up();
 }
 
 static char **job_argv(json_object *job)
