@@ -293,10 +293,23 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 		}
 		/* The first test without a result line is the one that was
 		 * running when its guest (or test_progs) died; the ones after it
-		 * never started and go to a new guest. */
+		 * never started and go to a new guest.  When test_progs instead
+		 * ended normally short of the batch (a test that exits in a
+		 * forked child, say), none is blamed: they all go to a new
+		 * guest, as long as this one made progress. */
+		size_t found = 0;
+
+		for (i = 0; i < sh->n_tests; i++)
+			found += !!ks_find(r, "test_progs", sh->tests[i]);
 		for (i = 0; i < sh->n_tests; i++) {
 			if (ks_find(r, "test_progs", sh->tests[i]))
 				continue;
+			if (!trouble && found && i > 0 && retry) {
+				retry->runner = "test_progs";
+				retry->tests = sh->tests + i;
+				retry->n_tests = sh->n_tests - i;
+				break;
+			}
 			ks_add(r, "test_progs", sh->tests[i], false, KS_ERROR,
 			       trouble ?: "no result: test_progs ended while this test ran");
 			if (i + 1 < sh->n_tests && retry) {
