@@ -162,6 +162,8 @@ static int list_tests(const struct bpfuml_paths *paths, const struct ks_opts *o,
 		}
 	}
 	free(out);
+	if (s.keep)
+		fprintf(stderr, "bpfuml: kept %s (test_progs -l)\n", s.run_dir);
 	session_destroy(&s);
 	return err;
 }
