@@ -39,17 +39,18 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
-		cmd_parse.c cmd_bench.c cmd_probe.c input.c paths.c diag.c diag_render.c
-AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c
+		cmd_parse.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c input.c paths.c \
+		diag.c diag_render.c
+AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
 UNIT_TESTS   := $(B)/tests/test_diag
 
-.PHONY: all deps kernel qemu-kernel corpus corpus-compare test clean FORCE
+.PHONY: all deps kernel qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE
 .DELETE_ON_ERROR:
 
-all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS) $(PROBE_PROGS)
+all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS) $(PROBE_PROGS) $(B)/kselftest/DENYLIST.uml
 
 deps:
 	$(Q)scripts/deps.sh
@@ -73,6 +74,30 @@ corpus: qemu-kernel all
 
 corpus-compare: corpus
 	$(Q)tests/upstream/corpus.py
+
+# The kernel tree's BPF selftests built for the UML kernel (build/selftests):
+# test_progs, test_verifier, test_maps, bpf_testmod.ko.  Not part of `all`;
+# `make test` and `make kselftest` ask for it.  ~30 min on 2 cores the first
+# time (plus make qemu-kernel's, below), a cache hit after that.
+# The BPF objects are compiled against the x86_64 reference kernel's
+# vmlinux.h (make qemu-kernel), as upstream assumes an x86_64 kernel: against
+# UML's own BTF, objects that name types or kfuncs UML compiles out do not
+# compile, and one of them takes a whole test file with it (progs/verifier_*.c
+# all feed prog_tests/verifier.c).  libbpf's CO-RE relocates field offsets
+# against UML's BTF at load time.  KSELFTEST_VMLINUX_H=uml uses UML's BTF,
+# =FILE another vmlinux.h.
+KSELFTEST_VMLINUX_H ?= $(CURDIR)/$(B)/qemu/vmlinux.h
+kselftest-build: kernel $(if $(filter $(CURDIR)/$(B)/qemu/vmlinux.h,$(KSELFTEST_VMLINUX_H)),qemu-kernel)
+	$(Q)BUILD_DIR=$(CURDIR)/$(B) KSELFTEST_VMLINUX_H=$(KSELFTEST_VMLINUX_H) scripts/build-selftests.sh
+
+$(B)/kselftest/DENYLIST.uml: tests/kselftest/DENYLIST.uml
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $< $@
+
+# Every selftest, sharded over as many UML guests as there are cores.
+# KSELFTEST_ARGS passes options, e.g. KSELFTEST_ARGS="-t rhash -j 4".
+kselftest: all kselftest-build
+	$(Q)$(B)/bin/bpfuml kselftest $(KSELFTEST_ARGS)
 
 $(B)/tests/%.bpf.o: tests/smoke/%.bpf.c $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)
@@ -129,7 +154,7 @@ $(B)/tests/test_diag: tests/unit/test_diag.c $(B)/harness/diag.o $(B)/harness/di
 
 -include $(HARNESS_OBJS:.o=.d) $(AGENT_OBJS:.o=.d)
 
-test: all
+test: all kselftest-build
 	$(Q)tests/run.sh $(B)
 
 clean:

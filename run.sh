@@ -10,6 +10,11 @@ if ! make -C "$top" --no-print-directory -s all >&2; then
 	echo "run.sh: the build failed (above); fix it, or run 'make V=1' for details" >&2
 	exit 3
 fi
+# kselftest needs the kernel's BPF selftests built for UML (~30 min once).
+if [ "${1:-}" = kselftest ] && ! make -C "$top" --no-print-directory -s kselftest-build >&2; then
+	echo "run.sh: building the BPF selftests failed (above); run 'make kselftest-build V=1'" >&2
+	exit 3
+fi
 # --backend qemu needs the x86_64 reference kernel: built here on first use
 # (make qemu-kernel says how long), a cache hit afterwards.
 prev=

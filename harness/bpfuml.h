@@ -54,6 +54,7 @@ int cmd_parse(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_kselftest(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 /* ---- shared steps (common.c) -------------------------------------------- */

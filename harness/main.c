@@ -61,6 +61,19 @@ static const struct command commands[] = {
 	  "which map types can be created.  Failures carry the verifier's error line,\n"
 	  "and on UML a note when the cause is UML itself.  Compare with\n"
 	  "--backend qemu, the x86_64 answer." },
+	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB]",
+	  "Run the kernel tree's own BPF selftests in UML guests: test_progs (sharded:\n"
+	  "batches of tests, -j guests at a time, default the number of cores),\n"
+	  "test_verifier and test_maps (one guest each), built by `make kselftest-build`\n"
+	  "into build/selftests.  -t FILTER selects test_progs tests as test_progs -t\n"
+	  "does (names containing one of the comma-separated words) and runs\n"
+	  "test_progs alone unless --runners names others.  Tests and subtests of\n"
+	  "DENYLIST.uml (--denylist FILE) are not run and are reported as denied, with\n"
+	  "the missing kernel feature.  --timeout SEC bounds each guest (default 1200);\n"
+	  "--mem MB is each guest's memory (default 1536).  Output: KTAP, then a summary\n"
+	  "of tests and subtests passed/failed/skipped/denied/error; --json: one JSON\n"
+	  "document (schema bpfuml-kselftest/1).  Exit 0 when nothing failed, 1 when a\n"
+	  "test failed, 3 when a guest died or timed out (its tests: error)." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },
 };

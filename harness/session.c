@@ -104,7 +104,7 @@ int session_add_file(struct session *s, const char *name, const char *src)
 	return err;
 }
 
-static int write_text(struct session *s, const char *name, const char *text)
+int session_write_file(struct session *s, const char *name, const char *text)
 {
 	char path[PATH_MAX + 64];
 	int fd, err;
@@ -221,14 +221,15 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 	const char *backend = s->backend ?: "uml";
 	VM_OPTS(opts, .kernel = strcmp(backend, "qemu") ? paths->kernel : paths->qemu_kernel,
 		.init = paths->agent, .run_dir = s->run_dir,
-		.mem_mb = 512);	/* room for a 256 MiB verifier log; more costs boot time */
+		/* 512 MiB: room for a 256 MiB verifier log; more costs boot time */
+		.mem_mb = s->mem_mb ?: 512);
 	struct vm_exit exit = { 0 };
 	char *text;
 	int err;
 
 	/* Until the guest answers, this run has failed to start. */
 	s->status = SESSION_START_FAILED;
-	err = write_text(s, "job.json", json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN));
+	err = session_write_file(s, "job.json", json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN));
 	if (err)
 		return err;
 	s->vm = vm_new(backend);

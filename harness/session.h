@@ -30,11 +30,14 @@ struct session {
 	int keep;			/* leave the run directory for inspection */
 	const char *backend;		/* "uml" (default) or "qemu" */
 	const char *accel;		/* QEMU's accelerator ("kvm", "tcg"), or NULL */
+	unsigned int mem_mb;		/* guest memory; 0: 512 MiB */
 };
 
 int session_create(struct session *s);
 /* Copy a host file into the run directory under NAME. */
 int session_add_file(struct session *s, const char *name, const char *src);
+/* Write TEXT into the run directory as NAME. */
+int session_write_file(struct session *s, const char *name, const char *text);
 /* Boot the guest on JOB and wait at most TIMEOUT_S for it; sets s->status. */
 int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
 		int timeout_s);

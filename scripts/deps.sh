@@ -13,7 +13,7 @@ packages=(
 	build-essential bc bison flex perl python3 git rsync cpio pkg-config
 	xz-utils binutils dwarves
 	libelf-dev zlib1g-dev libzstd-dev libcap-dev libssl-dev
-	clang-19 llvm-19
+	clang-19 llvm-19 lld
 	libjson-c-dev python3-matplotlib
 )
 if [ "${1:-}" = qemu ]; then

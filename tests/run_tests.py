@@ -899,6 +899,146 @@ def two_runs_at_once_do_not_collide():
     check_no_leftovers()
 
 
+# ---- the kernel's own BPF selftests in UML (bpfuml kselftest) ----------------
+# A curated subset that runs in well under 3 minutes on 2 cores (make
+# kselftest runs everything).  Each asserts that its named subset has no
+# failure and no error, and that nothing of it was left out silently.
+
+def kselftest(filter_, expect_tests=None, timeout=600):
+    """Run `bpfuml kselftest -t FILTER --json`; returns the results by name."""
+    code, doc, err = bpfuml_json('kselftest', '-t', filter_, timeout=timeout)
+    check('results' in doc, f'no results (exit {code}): {doc.get("error")}\n{err[-2000:]}')
+    results = {r['name']: r for r in doc['results']}
+    bad = [f'{r["status"]} {r["name"]}: {(r.get("reason") or "").strip()[:600]}'
+           for r in doc['results'] if r['status'] in ('failed', 'error')]
+    check(not bad, f'{len(bad)} of -t {filter_} not passed:\n' + '\n'.join(bad))
+    check(code == EXIT_OK, f'exit {code} with no failure listed; stderr:\n{err[-2000:]}')
+    tests = [r for r in doc['results'] if not r['subtest']]
+    check(tests, f'-t {filter_} selected no test')
+    for name in expect_tests or ():
+        check(name in results, f'{name} is not among the results of -t {filter_}')
+    return results
+
+
+def fake_selftests_build_dir():
+    """A build directory whose selftests are tests/kselftest/fake's stand-ins
+    and whose kernel and agent are the real ones (the guest must see it, so
+    it lives under build/, not /tmp)."""
+    fake = os.path.join(BUILD, 'tests', 'kselftest-fake')
+    os.makedirs(os.path.join(fake, 'bin'), exist_ok=True)
+    os.makedirs(os.path.join(fake, 'selftests'), exist_ok=True)
+    os.makedirs(os.path.join(fake, 'kselftest'), exist_ok=True)
+    for link, target in (('kernel', os.path.join(BUILD, 'kernel')),
+                         ('bin/bpfuml-agent', os.path.join(BUILD, 'bin', 'bpfuml-agent')),
+                         ('selftests/bpf', os.path.join(TOP, 'tests', 'kselftest', 'fake')),
+                         ('kselftest/DENYLIST.uml',
+                          os.path.join(TOP, 'tests', 'kselftest', 'fake', 'DENYLIST.uml'))):
+        path = os.path.join(fake, link)
+        if os.path.lexists(path):
+            os.unlink(path)
+        os.symlink(target, path)
+    return fake
+
+
+@test
+def kselftest_harness_shards_denies_retries_and_reports():
+    before = guest_leftovers()[1]
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+    proc = subprocess.run([BPFUML, 'kselftest', '-j', '2', '--batch', '3', '--json'],
+                          capture_output=True, text=True, timeout=120, env=env)
+    doc = json.loads(proc.stdout)
+    got = {r['name']: r['status'] for r in doc['results']}
+    want = {'alpha': 'passed', 'alpha/one': 'passed', 'alpha/two': 'denied', 'beta': 'error',
+            'gamma': 'passed', 'delta': 'skipped', 'epsilon': 'failed', 'epsilon/bad': 'failed',
+            'kprobe_like': 'denied', 'test_verifier': 'failed', 'test_verifier/0/u some test': 'passed',
+            'test_verifier/0/p some test': 'failed', 'test_verifier/1/p other': 'skipped',
+            'test_maps': 'passed'}
+    check(got == want, f'results {got}\nwant {want}\nstderr: {proc.stderr[-1500:]}')
+    reasons = {r['name']: r.get('reason', '') for r in doc['results']}
+    check('exit status 139' in reasons['beta'], f'beta: {reasons["beta"]!r}')
+    check('assertion failed' in reasons['epsilon/bad'], f'epsilon/bad: {reasons["epsilon/bad"]!r}')
+    check(reasons['kprobe_like'].startswith('no kprobes'), f'kprobe_like: {reasons["kprobe_like"]!r}')
+    check(doc['tests'] == {'passed': 3, 'failed': 2, 'skipped': 1, 'denied': 1, 'error': 1},
+          f'test counts {doc["tests"]}')
+    check(proc.returncode == EXIT_INFRA, f'exit {proc.returncode}, want 3 (a guest died)')
+    check_no_leftovers(before)
+
+
+@test
+def kselftest_ktap_output():
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+    proc = subprocess.run([BPFUML, 'kselftest', '-t', 'alpha,delta'], capture_output=True, text=True,
+                          timeout=120, env=env)
+    want = ('KTAP version 1\n1..2\n'
+            '    # Subtest: alpha\n    KTAP version 1\n    1..2\n'
+            '    ok 1 two # SKIP denied: a denied subtest\n    ok 2 one\n'
+            'ok 1 alpha\nok 2 delta # SKIP\n')
+    check(proc.stdout.startswith(want), f'stdout:\n{proc.stdout}\nwant it to start with:\n{want}')
+    check('# tests:    passed 1, failed 0, skipped 1, denied 0, error 0' in proc.stdout, proc.stdout)
+    check('# subtests: passed 1, failed 0, skipped 0, denied 1, error 0' in proc.stdout, proc.stdout)
+    check(proc.returncode == EXIT_OK, f'exit {proc.returncode}; {proc.stderr}')
+
+
+# Every upstream rhash subtest, the kptr ones included, must pass: RHASH is
+# one of the two 7.3 developments bpfuml is built around (REFERENCE.md).
+# Known gap, named rather than skipped silently: progs/rhash.c's
+# test_rhash_kptr_update calls bpf_get_current_task_btf(), a helper of
+# kernel/trace/bpf_trace.c that UML builds only with BPF_EVENTS (the
+# prog-types patches); libbpf loads all of rhash.bpf.o's programs together,
+# so that one rejection fails 9 of the 12 subtests.  test_rhash_iter needs the
+# iterator program type (tracing), from the same file.
+RHASH_GAP = 'policy check failed for helper bpf_get_current_task_btf'
+
+
+@test
+def kselftest_rhash_all_subtests_pass():
+    code, doc, err = bpfuml_json('kselftest', '-t', 'rhash', timeout=600)
+    check('results' in doc, f'no results (exit {code}): {doc.get("error")}\n{err[-2000:]}')
+    subs = [r for r in doc['results'] if r['subtest'] and r['name'].startswith('rhash/')]
+    check(len(subs) == 12, f'rhash has 12 subtests upstream, got {[r["name"] for r in subs]}')
+    not_passed = [r for r in doc['results'] if r['status'] != 'passed']
+    of_rhash = [r for r in not_passed if r['name'] == 'rhash' or r['name'].startswith('rhash/')]
+    others = [r for r in not_passed if r not in of_rhash]	# rhash_timer
+    check(not others, 'not passed:\n' + '\n'.join(
+        f'{r["status"]} {r["name"]}: {(r.get("reason") or "").strip()[-600:]}' for r in others))
+    if of_rhash and all(RHASH_GAP in (r.get('reason') or '') for r in of_rhash
+                        if r['subtest'] and r['name'] != 'rhash/test_rhash_iter'):
+        raise Gap(f'{len(not_passed)} rhash results not passed, the subtests because of '
+                  f'{RHASH_GAP} (BPF_EVENTS on UML): ' + ', '.join(r['name'] for r in not_passed))
+    check(not not_passed, 'not passed:\n' + '\n'.join(
+        f'{r["status"]} {r["name"]}: {(r.get("reason") or "").strip()[-600:]}' for r in not_passed))
+
+
+# verifier_* are the verifier's own __success/__failure cases (test_loader):
+# the programs of progs/verifier_*.c loaded one by one, their verdicts and
+# messages checked.  This subset is every verifier_* test that passes in UML
+# today (66 of 129, measured with `bpfuml kselftest`), as -t words that match
+# no failing test: a regression in any of them fails `make test`.  The other
+# 63 fail on UML for now (JIT-only features, tracing program types, kfuncs of
+# bpf_trace.c, ...): see `make kselftest`.
+VERIFIER_SUBSET = (
+    'verifier_align,verifier_and,verifier_basic_stack,verifier_bitfield_write,verifier_bounds,'
+    'verifier_bpf_trap,verifier_bswap,verifier_btf_flex_array,verifier_call_large_imm,verifier_cfg,'
+    'verifier_cgroup_inv_retcode,verifier_cgroup_skb,verifier_cgroup_storage,verifier_ctx_sk_msg,'
+    'verifier_default_trusted_ptr,verifier_direct_packet_access,verifier_direct_stack_access_wraparound,'
+    'verifier_div0,verifier_div_mod_bounds,verifier_div_overflow,verifier_flow_keys,verifier_gotol,'
+    'verifier_helper_packet_access,verifier_int_ptr,verifier_ld_ind,verifier_leak_ptr,'
+    'verifier_linked_scalars,verifier_load_acquire,verifier_lwt,verifier_map_in_map,'
+    'verifier_map_lookup_refine,verifier_map_ptr,verifier_map_ret_val,verifier_masking,'
+    'verifier_mem_size_reg,verifier_meta_access,verifier_mtu,verifier_netfilter_ctx,'
+    'verifier_netfilter_retcode,verifier_or_jmp32_k,verifier_raw_stack,verifier_reg_equal,'
+    'verifier_ringbuf,verifier_runtime_jit,verifier_scalar_ids,verifier_sdiv,verifier_sock_addr,'
+    'verifier_spin_lock,verifier_stack_arg,verifier_stack_ptr,verifier_store_release,verifier_subreg,'
+    'verifier_uninit,verifier_value,verifier_xadd,verifier_xdp')
+
+
+@test
+def kselftest_verifier_subset_passes():
+    results = kselftest(VERIFIER_SUBSET, expect_tests=VERIFIER_SUBSET.split(','), timeout=900)
+    tests = [n for n, r in results.items() if not r['subtest']]
+    check(len(tests) >= 66, f'{len(tests)} verifier tests ran, want the 66 of the subset: {tests}')
+
+
 # ---- the x86_64 reference backend (--backend qemu) ---------------------------
 # Only when its kernel is built (make qemu-kernel) or BPFUML_QEMU_TESTS=1 asks
 # for it (tests/run.sh then builds it); BPFUML_QEMU_TESTS=0 leaves them out.

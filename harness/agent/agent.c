@@ -302,6 +302,8 @@ int main(int argc, char **argv)
 		err = agent_bench(job, result);
 	else if (!strcmp(command, "probe"))
 		err = agent_probe(job, result);
+	else if (!strcmp(command, "exec"))
+		err = agent_exec(job, result);
 	else
 		json_object_object_add(result, "error", json_object_new_string("unknown command"));
 done:

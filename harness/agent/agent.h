@@ -34,6 +34,8 @@ int agent_verify(json_object *job, json_object *result);
 int agent_run(json_object *job, json_object *result);
 int agent_bench(json_object *job, json_object *result);
 int agent_probe(json_object *job, json_object *result);
+/* Run a host program in the guest (agent_exec.c): the kernel's selftests. */
+int agent_exec(json_object *job, json_object *result);
 
 /* Write BUF to AGENT_RUN_DIR/NAME (through fsync, so the host sees it). */
 int agent_write_file(const char *name, const void *buf, size_t len);

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/* agent_exec.c — the "exec" job: run a host program (e.g. the kernel's
+ * test_progs) inside the guest, with what the BPF selftests expect mounted,
+ * its output into a file of the run directory, and a deadline.
+ *
+ * Job fields: "argv" (array of strings), "cwd", "output" (file name in the
+ * run directory for stdout and stderr), "timeout_s" (kill it after this).
+ * Result: "exit_status" or "signal", "timed_out", "elapsed_ns".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The root is the host's / read-only: the selftests want device nodes,
+ * and write below /run (network namespaces) and /var/run; and they want
+ * the loopback interface up. */
+/* The selftests bind and connect to 127.0.0.1 and ::1 in the initial
+ * network namespace, as on a booted machine, where init brought lo up. */
+static void loopback_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+}
+
+static void mount_for_selftests(void)
+{
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mkdir("/dev/pts", 0755);
+	mount("devpts", "/dev/pts", "devpts", 0, NULL);
+	mkdir("/dev/shm", 01777);
+	mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777");
+	mount("tmpfs", "/run", "tmpfs", 0, "mode=0755");
+	setrlimit(RLIMIT_MEMLOCK, &unlimited);
+	loopback_up();
+}
+
+static char **job_argv(json_object *job)
+{
+	json_object *array, *item;
+	size_t i, n;
+	char **argv;
+
+	if (!json_object_object_get_ex(job, "argv", &array) ||
+	    !json_object_is_type(array, json_type_array) || !(n = json_object_array_length(array)))
+		return NULL;
+	argv = calloc(n + 1, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		item = json_object_array_get_idx(array, i);
+		argv[i] = (char *)json_object_get_string(item);
+	}
+	return argv;
+}
+
+static void child(char **argv, const char *cwd, const char *output)
+{
+	char path[512];
+	int fd;
+
+	setsid();
+	snprintf(path, sizeof(path), "%s/%s", agent_run_dir, output);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	if (cwd && chdir(cwd)) {
+		dprintf(2, "bpfuml-agent: cannot chdir to %s: %s\n", cwd, strerror(errno));
+		_exit(127);
+	}
+	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
+	setenv("HOME", "/tmp", 1);
+	execv(argv[0], argv);
+	dprintf(2, "bpfuml-agent: cannot execute %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* hostfs keeps written pages in the guest until they are flushed. */
+static void flush_output(const char *output)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", agent_run_dir, output);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	sync();
+}
+
+int agent_exec(json_object *job, json_object *result)
+{
+	json_object *value;
+	const char *cwd = NULL, *output = "exec.out";
+	long long start, deadline = 0;
+	bool timed_out = false;
+	char **argv;
+	int status;
+	pid_t pid;
+
+	argv = job_argv(job);
+	if (!argv) {
+		json_object_object_add(result, "error", json_object_new_string("exec: no argv"));
+		return -EINVAL;
+	}
+	if (json_object_object_get_ex(job, "cwd", &value))
+		cwd = json_object_get_string(value);
+	if (json_object_object_get_ex(job, "output", &value))
+		output = json_object_get_string(value);
+	mount_for_selftests();
+	start = mono_ns();
+	if (json_object_object_get_ex(job, "timeout_s", &value) && json_object_get_int(value) > 0)
+		deadline = start + json_object_get_int(value) * 1000000000LL;
+
+	pid = fork();
+	if (pid < 0) {
+		json_object_object_add(result, "error", json_object_new_string(strerror(errno)));
+		free(argv);
+		return -errno;
+	}
+	if (pid == 0)
+		child(argv, cwd, output);
+
+	/* PID 1 reaps every orphan; ours is the one that counts. */
+	for (;;) {
+		pid_t got = waitpid(-1, &status, deadline ? WNOHANG : 0);
+
+		if (got == pid)
+			break;
+		if (got < 0 && errno != EINTR)
+			break;
+		if (got == 0) {
+			if (mono_ns() > deadline) {
+				kill(-pid, SIGKILL);
+				kill(pid, SIGKILL);
+				timed_out = true;
+				deadline = 0;
+			} else {
+				usleep(20000);
+			}
+		}
+	}
+	flush_output(output);
+	json_object_object_add(result, "elapsed_ns", json_object_new_int64(mono_ns() - start));
+	json_object_object_add(result, "timed_out", json_object_new_boolean(timed_out));
+	if (WIFEXITED(status))
+		json_object_object_add(result, "exit_status", json_object_new_int(WEXITSTATUS(status)));
+	else if (WIFSIGNALED(status))
+		json_object_object_add(result, "signal", json_object_new_int(WTERMSIG(status)));
+	free(argv);
+	return 0;
+}

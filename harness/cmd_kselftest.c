@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/* cmd_kselftest.c — `bpfuml kselftest`: the kernel tree's own BPF selftests
+ * (build/selftests: test_progs, test_verifier, test_maps, bpf_testmod.ko)
+ * run inside UML guests, sharded over parallel guests.
+ *
+ * One guest lists test_progs' tests; the tests not in DENYLIST.uml are cut
+ * into batches, and up to -j guests run one batch each at a time (a batch
+ * whose guest dies or times out costs only its own tests, reported as
+ * errors).  Each guest runs `test_progs -a @batch -d @DENYLIST.uml -J ...`
+ * with the guest agent's exec job; per-test results come from test_progs'
+ * own "#N name:STATUS" lines and its -J summary (failure logs).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpfuml.h"
+#include "kselftest.h"
+#include "options.h"
+
+enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST };
+
+#define KS_TIMEOUT_S 1200	/* per guest: a batch of tests, or one runner */
+#define KS_MEM_MB 1536		/* test_progs' larger maps and bpf_testmod */
+#define KS_LIST_TIMEOUT_S 60
+#define MAX_SHARDS 1024
+#define GUEST_RUN_DIR "/tmp/run"	/* AGENT_RUN_DIR */
+
+struct ks_opts {
+	struct common_opts common;
+	const char *filter;	/* test_progs -t */
+	int jobs;
+	int batch;		/* tests per guest; 0: automatic */
+	unsigned int mem_mb;
+	const char *runners;	/* comma list */
+	const char *denylist;
+};
+
+/* One guest's work: a batch of test_progs tests, or a whole runner. */
+struct shard {
+	const char *runner;
+	char **tests;		/* test_progs only */
+	size_t n_tests;
+	struct session session;
+	pid_t worker;
+	int done;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool runner_wanted(const struct ks_opts *o, const char *name)
+{
+	const char *p = o->runners;
+	size_t len = strlen(name);
+
+	while (p && *p) {
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return false;
+}
+
+static json_object *exec_job(const char *cwd, const char *output, int timeout_s, ...)
+{
+	json_object *job = json_object_new_object(), *argv = json_object_new_array();
+	const char *arg;
+	va_list ap;
+
+	va_start(ap, timeout_s);
+	while ((arg = va_arg(ap, const char *)))
+		json_object_array_add(argv, json_object_new_string(arg));
+	va_end(ap);
+	json_object_object_add(job, "command", json_object_new_string("exec"));
+	json_object_object_add(job, "argv", argv);
+	json_object_object_add(job, "cwd", json_object_new_string(cwd));
+	json_object_object_add(job, "output", json_object_new_string(output));
+	json_object_object_add(job, "timeout_s", json_object_new_int(timeout_s));
+	return job;
+}
+
+/* What went wrong with a guest, in one line plus the console's words. */
+static char *session_trouble(const struct session *s, int timeout_s)
+{
+	char *text = NULL;
+
+	switch (s->status) {
+	case SESSION_TIMEOUT:
+		asprintf(&text, "guest timed out after %d s\n%s", timeout_s, s->trouble ?: "");
+		break;
+	case SESSION_KERNEL_TROUBLE:
+		asprintf(&text, "guest kernel trouble: %s", s->trouble ?: "");
+		break;
+	case SESSION_NO_ANSWER:
+		asprintf(&text, "guest ended without a result\n%s", s->trouble ?: "");
+		break;
+	case SESSION_INTERRUPTED:
+		text = strdup("interrupted");
+		break;
+	default:
+		text = strdup("guest could not be started");
+	}
+	return text;
+}
+
+/* ---- listing ------------------------------------------------------------- */
+
+static int list_tests(const struct bpfuml_paths *paths, const struct ks_opts *o,
+		      const char *dir, char ***names, size_t *n)
+{
+	char test_progs[2 * PATH_MAX], *out = NULL, *line, *save = NULL;
+	struct session s;
+	json_object *job;
+	int err;
+
+	snprintf(test_progs, sizeof(test_progs), "%s/test_progs", dir);
+	err = session_create(&s);
+	if (err)
+		return fail(&o->common, EXIT_INFRA, "infrastructure", "cannot create a run directory: %s",
+			    strerror(-err));
+	s.mem_mb = o->mem_mb;
+	s.keep = o->common.keep;
+	job = o->filter ? exec_job(dir, "list.out", KS_LIST_TIMEOUT_S, test_progs, "-l", "-t", o->filter, NULL)
+			: exec_job(dir, "list.out", KS_LIST_TIMEOUT_S, test_progs, "-l", NULL);
+	err = boot_guest(&s, paths, &o->common, job);
+	json_object_put(job);
+	if (err == EXIT_OK && session_read_file(&s, "list.out", &out, NULL))
+		err = fail(&o->common, EXIT_INFRA, "infrastructure", "test_progs -l wrote no output");
+	if (err == EXIT_OK && json_int(s.result, "exit_status", -1) != 0)
+		err = fail(&o->common, EXIT_INFRA, "infrastructure", "test_progs -l failed in the guest:\n%s", out);
+	if (err == EXIT_OK) {
+		*names = NULL;
+		*n = 0;
+		for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			if (!*line || strchr(line, ' '))
+				continue;
+			*names = realloc(*names, (*n + 1) * sizeof(**names));
+			(*names)[(*n)++] = strdup(line);
+		}
+	}
+	free(out);
+	if (s.keep)
+		fprintf(stderr, "bpfuml: kept %s (test_progs -l)\n", s.run_dir);
+	session_destroy(&s);
+	return err;
+}
+
+/* Tests whose objects did not compile against UML's vmlinux.h: the build
+ * lists them (not-built.txt); test_progs reports them as "SKIP (not built)"
+ * when asked to run them, and never lists them. */
+static void add_not_built(const struct ks_opts *o, const char *dir, char ***names, size_t *n)
+{
+	char path[2 * PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/not-built.txt", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!*line)
+			continue;
+		/* -t matches names that contain one of its comma-separated words. */
+		if (o->filter) {
+			char *words = strdup(o->filter), *w, *save = NULL;
+			bool match = false;
+
+			for (w = strtok_r(words, ",", &save); w && !match; w = strtok_r(NULL, ",", &save))
+				match = !!strstr(line, w);
+			free(words);
+			if (!match)
+				continue;
+		}
+		*names = realloc(*names, (*n + 1) * sizeof(**names));
+		(*names)[(*n)++] = strdup(line);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const struct ks_opts *o,
+		       const char *dir)
+{
+	char runner[2 * PATH_MAX], json_path[64], allow[64], deny[64];
+	json_object *job;
+	int code;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	snprintf(runner, sizeof(runner), "%s/%s", dir, sh->runner);
+	if (!strcmp(sh->runner, "test_progs")) {
+		size_t i, len = 0;
+		char *list;
+
+		for (i = 0; i < sh->n_tests; i++)
+			len += strlen(sh->tests[i]) + 1;
+		list = calloc(1, len + 1);
+		for (i = 0; i < sh->n_tests; i++) {
+			strcat(list, sh->tests[i]);
+			strcat(list, "\n");
+		}
+		session_write_file(&sh->session, "allow.txt", list);
+		free(list);
+		session_add_file(&sh->session, "deny.txt", o->denylist);
+		snprintf(json_path, sizeof(json_path), "%s/summary.json", GUEST_RUN_DIR);
+		snprintf(allow, sizeof(allow), "@%s/allow.txt", GUEST_RUN_DIR);
+		snprintf(deny, sizeof(deny), "@%s/deny.txt", GUEST_RUN_DIR);
+		job = exec_job(dir, "output.txt", o->common.timeout_s, runner, "-a", allow, "-d", deny,
+			       "-J", json_path, NULL);
+	} else {
+		job = exec_job(dir, "output.txt", o->common.timeout_s, runner, NULL);
+	}
+	/* The host's deadline is the guest's own plus the time to report it. */
+	struct common_opts common = o->common;
+
+	common.timeout_s += 30;
+	common.json = true;	/* failures are reported by the parent */
+	freopen("/dev/null", "w", stdout);
+	code = boot_guest(&sh->session, paths, &common, job);
+	if (code != EXIT_OK) {
+		char *why = session_trouble(&sh->session, o->common.timeout_s);
+
+		session_write_file(&sh->session, "host-trouble.txt", why);
+		free(why);
+	}
+	json_object_put(job);
+	/* The parent reads the run directory and removes it. */
+	_exit(code);
+}
+
+/* RETRY, when not NULL, is a free shard that gets the tests this one never
+ * reached. */
+static void collect_shard(struct ks_results *r, struct shard *sh, int worker_status,
+			  struct shard *retry, int sh_timeout)
+{
+	char *out = NULL, *json = NULL, *trouble = NULL;
+	size_t i;
+
+	session_read_file(&sh->session, "output.txt", &out, NULL);
+	session_read_file(&sh->session, "host-trouble.txt", &trouble, NULL);
+	if (!trouble && (!WIFEXITED(worker_status) || WEXITSTATUS(worker_status) != EXIT_OK))
+		trouble = strdup("the guest's worker process died");
+	if (!strcmp(sh->runner, "test_progs")) {
+		char *text = NULL, *why = NULL;
+
+		if (!trouble && !session_read_file(&sh->session, "result.json", &text, NULL)) {
+			json_object *result = json_tokener_parse(text);
+
+			if (json_int(result, "timed_out", 0))
+				asprintf(&why, "test_progs killed after %d s (--timeout)", sh_timeout);
+			else if (json_int(result, "exit_status", -1) > 1)
+				asprintf(&why, "test_progs ended with exit status %lld while this test ran",
+					 json_int(result, "exit_status", -1));
+			else if (json_int(result, "signal", 0))
+				asprintf(&why, "test_progs killed by signal %lld while this test ran",
+					 json_int(result, "signal", 0));
+			json_object_put(result);
+			free(text);
+			trouble = why;
+		}
+		if (out)
+			ks_parse_test_progs(r, out);
+		if (!session_read_file(&sh->session, "summary.json", &json, NULL)) {
+			json_object *summary = json_tokener_parse(json);
+
+			ks_attach_test_progs_json(r, summary);
+			json_object_put(summary);
+		}
+		/* The first test without a result line is the one that was
+		 * running when its guest (or test_progs) died; the ones after it
+		 * never started and go to a new guest.  When test_progs instead
+		 * ended normally short of the batch (a test that exits in a
+		 * forked child, say), none is blamed: they all go to a new
+		 * guest, as long as this one made progress. */
+		size_t found = 0;
+
+		for (i = 0; i < sh->n_tests; i++)
+			found += !!ks_find(r, "test_progs", sh->tests[i]);
+		for (i = 0; i < sh->n_tests; i++) {
+			if (ks_find(r, "test_progs", sh->tests[i]))
+				continue;
+			if (!trouble && found && i > 0 && retry) {
+				retry->runner = "test_progs";
+				retry->tests = sh->tests + i;
+				retry->n_tests = sh->n_tests - i;
+				break;
+			}
+			ks_add(r, "test_progs", sh->tests[i], false, KS_ERROR,
+			       trouble ?: "no result: test_progs ended while this test ran");
+			if (i + 1 < sh->n_tests && retry) {
+				retry->runner = "test_progs";
+				retry->tests = sh->tests + i + 1;
+				retry->n_tests = sh->n_tests - i - 1;
+			}
+			break;
+		}
+	} else {
+		enum ks_status status = KS_FAIL;
+		char *reason = NULL;
+		int exit_status = -1;
+
+		if (!trouble) {
+			char *text = NULL;
+			json_object *result;
+
+			session_read_file(&sh->session, "result.json", &text, NULL);
+			result = text ? json_tokener_parse(text) : NULL;
+			exit_status = json_int(result, "exit_status", -1);
+			json_object_put(result);
+			free(text);
+		}
+		if (!strcmp(sh->runner, "test_verifier") && out)
+			ks_parse_test_verifier(r, out);
+		if (trouble)
+			status = KS_ERROR;
+		else if (exit_status == 0)
+			status = KS_PASS;
+		if (status != KS_PASS) {
+			/* The end of its output says why. */
+			size_t len = out ? strlen(out) : 0;
+
+			asprintf(&reason, "%s%sexit status %d; output ends:\n%s", trouble ?: "", trouble ? "\n" : "",
+				 exit_status, out ? out + (len > 2000 ? len - 2000 : 0) : "");
+		}
+		ks_add(r, sh->runner, sh->runner, false, status, reason);
+		free(reason);
+	}
+	free(out);
+	free(json);
+	free(trouble);
+}
+
+static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_results *r,
+		      const struct bpfuml_paths *paths, const struct ks_opts *o, const char *dir)
+{
+	size_t next = 0, running = 0, finished = 0, i;
+	long long start = now_ns();
+	int status;
+
+	while (finished < n) {
+		while (!interrupted && running < (size_t)o->jobs && next < n) {
+			struct shard *sh = &shards[next++];
+			int err = session_create(&sh->session);
+
+			if (err)
+				return fail(&o->common, EXIT_INFRA, "infrastructure",
+					    "cannot create a run directory: %s", strerror(-err));
+			sh->session.mem_mb = o->mem_mb;
+			sh->session.keep = 1;	/* the parent removes it */
+			fflush(NULL);
+			sh->worker = fork();
+			if (sh->worker < 0)
+				return fail(&o->common, EXIT_INFRA, "infrastructure", "fork: %s", strerror(errno));
+			if (sh->worker == 0)
+				worker_run(sh, paths, o, dir);
+			running++;
+		}
+		if (interrupted && next < n) {
+			finished += n - next;	/* never started */
+			n = next;
+		}
+		if (!running)
+			break;
+		pid_t pid = wait(&status);
+
+		if (pid < 0) {
+			if (errno == EINTR) {
+				for (i = 0; i < next; i++)
+					if (!shards[i].done && shards[i].worker > 0)
+						kill(shards[i].worker, SIGTERM);
+				continue;
+			}
+			break;
+		}
+		for (i = 0; i < next; i++) {
+			struct shard *sh = &shards[i];
+
+			if (sh->worker != pid)
+				continue;
+			sh->done = 1;
+			running--;
+			finished++;
+			if (!interrupted) {
+				struct shard *retry = n < max ? &shards[n] : NULL;
+
+				collect_shard(r, sh, status, retry, o->common.timeout_s);
+				if (retry && retry->runner)
+					n++;
+			}
+			if (!o->common.keep)
+				sh->session.keep = 0;
+			else if (!o->common.json)
+				fprintf(stderr, "bpfuml: kept %s (%s)\n", sh->session.run_dir, sh->runner);
+			session_destroy(&sh->session);
+			/* Progress on stderr, in JSON mode too: stdout keeps the
+			 * one document. */
+			if (!interrupted)
+				fprintf(stderr, "  guest %zu/%zu done (%s, %zu test(s), %.0f s so far)\n",
+					i + 1, n, sh->runner, sh->n_tests, (now_ns() - start) / 1e9);
+		}
+	}
+	return interrupted ? fail(&o->common, EXIT_INTERRUPTED, "interrupted",
+				  "interrupted; the guests were killed and their files removed") : EXIT_OK;
+}
+
+/* Denied whole tests are not run; denied subtests are filtered by test_progs
+ * (-d) and reported here, per entry, for the tests that were selected. */
+static void add_denied(struct ks_results *r, const struct ks_denylist *d, char **names, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->n; i++) {
+		const char *pattern = d->v[i].pattern, *slash = strchr(pattern, '/');
+
+		if (!slash)
+			continue;
+		for (j = 0; j < n; j++)
+			if (strlen(names[j]) == (size_t)(slash - pattern) &&
+			    !strncmp(names[j], pattern, slash - pattern) && !ks_denied_test(d, names[j])) {
+				ks_add(r, "test_progs", pattern, true, KS_DENIED, d->v[i].reason);
+				break;
+			}
+	}
+}
+
+static int usage(const struct ks_opts *o, const char *msg)
+{
+	return fail(&o->common, EXIT_USAGE, "usage", "%s; see bpfuml help kselftest", msg);
+}
+
+int cmd_kselftest(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "filter", required_argument, NULL, OPT_FILTER },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "runners", required_argument, NULL, OPT_RUNNERS },
+		{ "denylist", required_argument, NULL, OPT_DENYLIST },
+		COMMON_LONGOPTS,
+		{ 0 },
+	};
+	struct ks_opts o = { .common = COMMON_OPTS_DEFAULT };
+	struct bpfuml_paths paths;
+	struct ks_denylist deny = { 0 };
+	struct ks_results results = { 0 };
+	struct shard *shards = NULL;
+	size_t n_names = 0, n_shards = 0, i, n_run = 0;
+	char **names = NULL, **run = NULL, dir[PATH_MAX + 32], default_deny[PATH_MAX + 64];
+	char denylist_abs[PATH_MAX];
+	long long start = now_ns();
+	int c, code, bad_line = 0, counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
+	struct sigaction sa = { .sa_handler = on_signal };
+	char *end;
+
+	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
+	o.mem_mb = KS_MEM_MB;
+	while ((c = getopt_long(argc, argv, "t:j:", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FILTER:
+			o.filter = optarg;
+			break;
+		case OPT_JOBS:
+			o.jobs = strtol(optarg, &end, 10);
+			if (*end || o.jobs < 1 || o.jobs > 256)
+				return usage(&o, "-j wants a number of guests (1..256)");
+			break;
+		case OPT_MEM:
+			o.mem_mb = strtoul(optarg, &end, 10);
+			if (*end || o.mem_mb < 128)
+				return usage(&o, "--mem wants MiB (>= 128)");
+			break;
+		case OPT_BATCH:
+			o.batch = strtol(optarg, &end, 10);
+			if (*end || o.batch < 1)
+				return usage(&o, "--batch wants a number of tests per guest");
+			break;
+		case OPT_RUNNERS:
+			o.runners = optarg;
+			break;
+		case OPT_DENYLIST:
+			o.denylist = optarg;
+			break;
+		default:
+			code = common_option(&o.common, c, optarg);
+			if (code >= 0)
+				return code;
+		}
+	}
+	if (optind != argc)
+		return usage(&o, "kselftest takes no file arguments");
+	if (!o.common.timeout_s)
+		o.common.timeout_s = KS_TIMEOUT_S;
+	common_finish(&o.common);
+	if (strcmp(o.common.backend, "uml"))
+		return usage(&o, "kselftest runs on the uml backend only");
+	/* -t alone means test_progs alone; a full run has all three runners. */
+	if (!o.runners)
+		o.runners = o.filter ? "test_progs" : "test_progs,test_verifier,test_maps";
+
+	if (paths_init(&paths))
+		return fail(&o.common, EXIT_INFRA, "infrastructure", "cannot locate the build directory");
+	snprintf(dir, sizeof(dir), "%s/selftests/bpf", paths.build_dir);
+	snprintf(default_deny, sizeof(default_deny), "%s/kselftest/DENYLIST.uml", paths.build_dir);
+	if (access(dir, R_OK))
+		return fail(&o.common, EXIT_INFRA, "infrastructure",
+			    "the BPF selftests are not built (%s); run `make kselftest-build` or ./run.sh kselftest",
+			    dir);
+	if (!realpath(o.denylist ?: default_deny, denylist_abs))
+		return fail(&o.common, EXIT_USAGE, "usage", "denylist %s: %s", o.denylist ?: default_deny,
+			    strerror(errno));
+	o.denylist = denylist_abs;
+	code = ks_denylist_load(&deny, o.denylist, &bad_line);
+	if (code && bad_line)
+		return fail(&o.common, EXIT_USAGE, "usage",
+			    "%s:%d: want `test[/subtest]  # reason (the missing kernel feature)`",
+			    o.denylist, bad_line);
+	if (code)
+		return fail(&o.common, EXIT_USAGE, "usage", "%s: %s", o.denylist, strerror(-code));
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	shards = calloc(MAX_SHARDS + 2, sizeof(*shards));
+	/* The long single-process runners first, so they overlap the batches. */
+	if (runner_wanted(&o, "test_verifier"))
+		shards[n_shards++].runner = "test_verifier";
+	if (runner_wanted(&o, "test_maps"))
+		shards[n_shards++].runner = "test_maps";
+	if (runner_wanted(&o, "test_progs")) {
+		size_t per;
+
+		code = list_tests(&paths, &o, dir, &names, &n_names);
+		if (code != EXIT_OK)
+			goto out;
+		add_not_built(&o, dir, &names, &n_names);
+		run = calloc(n_names + 1, sizeof(*run));
+		for (i = 0; i < n_names; i++) {
+			const struct ks_deny *d = ks_denied_test(&deny, names[i]);
+
+			if (d)
+				ks_add(&results, "test_progs", names[i], false, KS_DENIED, d->reason);
+			else
+				run[n_run++] = names[i];
+		}
+		add_denied(&results, &deny, names, n_names);
+		/* Several batches per guest slot even out long and short tests. */
+		per = o.batch > 0 ? (size_t)o.batch : (n_run + o.jobs * 6 - 1) / (o.jobs * 6);
+		/* Half the slots at most: the rest are for retries. */
+		if (per < 1 || n_run / per >= MAX_SHARDS / 2)
+			per = n_run / (MAX_SHARDS / 2) + 1;
+		for (i = 0; i < n_run; i += per) {
+			shards[n_shards].runner = "test_progs";
+			shards[n_shards].tests = run + i;
+			shards[n_shards].n_tests = n_run - i < per ? n_run - i : per;
+			n_shards++;
+		}
+	}
+	fprintf(stderr, "bpfuml: kselftest: %zu test_progs test(s) to run, %zu denied, "
+			"%zu guest run(s), %d in parallel\n", n_run, n_names - n_run, n_shards, o.jobs);
+	code = run_shards(shards, n_shards, MAX_SHARDS + 2, &results, &paths, &o, dir);
+	if (code != EXIT_OK)
+		goto out;
+
+	double wall_s = (now_ns() - start) / 1e9;
+
+	ks_sort(&results);
+
+	if (o.common.json) {
+		json_object *doc = ks_results_json(&results, wall_s, o.jobs);
+
+		printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY));
+		json_object_put(doc);
+	} else {
+		ks_print_ktap(stdout, &results);
+		ks_print_summary(stdout, &results, wall_s, o.jobs);
+	}
+	ks_count(&results, false, counts);
+	ks_count(&results, true, sub_counts);
+	code = counts[KS_ERROR] || sub_counts[KS_ERROR] ? EXIT_INFRA :
+	       counts[KS_FAIL] || sub_counts[KS_FAIL] ? EXIT_REJECTED : EXIT_OK;
+out:
+	for (i = 0; i < n_names; i++)
+		free(names[i]);
+	free(names);
+	free(run);
+	free(shards);
+	ks_free(&results);
+	ks_denylist_free(&deny);
+	return code;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* kselftest.h — `bpfuml kselftest`: the kernel's BPF selftests (test_progs,
+ * test_verifier, test_maps) in UML guests.  cmd_kselftest.c lists, shards and
+ * runs them; kselftest_report.c parses the runners' output into results and
+ * prints them (summary, KTAP, JSON).
+ */
+#ifndef BPFUML_KSELFTEST_H
+#define BPFUML_KSELFTEST_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum ks_status {
+	KS_PASS,
+	KS_FAIL,
+	KS_SKIP,
+	KS_DENIED,	/* in DENYLIST.uml: not run, with the reason */
+	KS_ERROR,	/* no result: its guest timed out, crashed or died */
+	KS_NR_STATUS,
+};
+
+extern const char *const ks_status_name[KS_NR_STATUS];
+
+struct ks_result {
+	char *name;		/* "test" or "test/subtest", as test_progs names them */
+	char *runner;		/* test_progs, test_verifier, test_maps */
+	bool subtest;
+	enum ks_status status;
+	char *reason;		/* skip/deny reason, failure log (may be NULL) */
+	size_t order;		/* when it was added: keeps subtests in run order */
+};
+
+struct ks_results {
+	struct ks_result *v;
+	size_t n, cap;
+};
+
+void ks_add(struct ks_results *r, const char *runner, const char *name, bool subtest,
+	    enum ks_status status, const char *reason);
+struct ks_result *ks_find(struct ks_results *r, const char *runner, const char *name);
+void ks_free(struct ks_results *r);
+
+/* One entry of DENYLIST.uml: a test or test/subtest name (globs allowed)
+ * and why UML cannot run it. */
+struct ks_deny {
+	char *pattern;
+	char *reason;
+};
+
+struct ks_denylist {
+	struct ks_deny *v;
+	size_t n;
+};
+
+/* Parse FILE; every entry must carry a reason ("name  # reason").
+ * Returns 0 or -errno; on a malformed line, -EINVAL with *bad_line set. */
+int ks_denylist_load(struct ks_denylist *d, const char *file, int *bad_line);
+/* The entry that denies a whole test NAME, or NULL. */
+const struct ks_deny *ks_denied_test(const struct ks_denylist *d, const char *name);
+void ks_denylist_free(struct ks_denylist *d);
+
+/* Parsers of the runners' stdout.  Append what they find to R.  Return the
+ * number of top-level results found. */
+int ks_parse_test_progs(struct ks_results *r, const char *out);
+int ks_parse_test_verifier(struct ks_results *r, const char *out);
+/* test_progs' -J file: attach failure logs to the failed results. */
+void ks_attach_test_progs_json(struct ks_results *r, json_object *summary);
+
+/* Runners in a fixed order, tests by name, subtests after their test. */
+void ks_sort(struct ks_results *r);
+/* Output.  Counts are per status, tests and subtests apart. */
+void ks_count(const struct ks_results *r, bool subtests, int counts[KS_NR_STATUS]);
+void ks_print_ktap(FILE *out, const struct ks_results *r);
+void ks_print_summary(FILE *out, const struct ks_results *r, double wall_s, int jobs);
+json_object *ks_results_json(const struct ks_results *r, double wall_s, int jobs);
+
+#endif

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# build-selftests.sh — build the kernel tree's BPF selftests (test_progs,
+# test_verifier, test_maps) and test modules (bpf_testmod.ko, ...) for the UML
+# kernel that scripts/build-kernel.sh built, cached outside the repo.
+#
+#   scripts/build-selftests.sh       (`make kselftest-build`, after `make kernel`)
+#
+# The runners are host x86_64 binaries: the UML guest sees the host's / through
+# hostfs and runs them as they are.  The BPF objects are compiled against
+# KSELFTEST_VMLINUX_H: the Makefile passes the x86_64 reference kernel's
+# (build/qemu/vmlinux.h), since the selftests assume an x86_64 kernel and
+# libbpf's CO-RE relocates against UML's BTF at load time; "uml" means the
+# UML kernel's own BTF, against which objects that name types or kfuncs UML
+# compiles out do not compile.  Either way the upstream Makefile's permissive
+# mode (BPF_STRICT_BUILD=0) leaves out objects that do not compile, with
+# their tests; bpf/not-built.txt in the artifact lists those tests, and
+# test_progs reports them as "SKIP (not built)", so none vanishes silently.
+# The modules are built against the UML build directory (ARCH=um), which must
+# hold the kernel of the current artifact (checked by comparing their BTF).
+#
+# Cache key: the kernel artifact key (source, patches, config, toolchain), the
+# selftests' source tree, clang/gcc versions and this script.  Artifacts:
+# $BPFUML_CACHE/selftests/<key>/, linked as build/selftests.
+#
+# Environment: BPFUML_CACHE, BUILD_DIR (as build-kernel.sh), JOBS, V=1,
+# CLANG (clang-19), KSELFTEST_VMLINUX_H=FILE|uml (the vmlinux.h the BPF
+# objects are compiled against; its content is part of the key; default uml).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$top/build}
+V=${V:-0}
+JOBS=${JOBS:-$(nproc)}
+CLANG=${CLANG:-clang-19}
+LLVM_SUFFIX=${CLANG#clang}
+KEEP_ARTIFACTS=${KEEP_ARTIFACTS:-2}
+
+say() { printf '  %-7s %s\n' "$1" "$2"; }
+die() { echo "bpfuml: $*" >&2; exit 1; }
+[ "$V" = 1 ] && set -x
+
+VMLINUX_H=${KSELFTEST_VMLINUX_H:-uml}
+[ "$VMLINUX_H" = uml ] && VMLINUX_H=
+[ -z "$VMLINUX_H" ] || [ -f "$VMLINUX_H" ] ||
+	die "KSELFTEST_VMLINUX_H=$VMLINUX_H: no such file (make qemu-kernel builds build/qemu/vmlinux.h; =uml uses UML's BTF)"
+
+if [ -z "${BPFUML_CACHE:-}" ]; then
+	if [ -n "${XDG_CACHE_HOME:-}" ]; then BPFUML_CACHE=$XDG_CACHE_HOME/bpfuml
+	elif [ -n "${HOME:-}" ]; then BPFUML_CACHE=$HOME/.cache/bpfuml
+	else die "neither HOME nor XDG_CACHE_HOME is set; set BPFUML_CACHE=DIR"
+	fi
+fi
+cache=$(cd "$BPFUML_CACHE" && pwd)
+
+kernel_key=$(cat "$BUILD_DIR/.kernel-key" 2>/dev/null) ||
+	die "$BUILD_DIR/.kernel-key is missing: build the kernel first (make kernel)"
+kernel_art=$cache/artifacts/$kernel_key
+[ -f "$kernel_art/.complete" ] || die "kernel artifact $kernel_art is missing; run make kernel"
+patched_tree=$(awk '/^patched-tree:/ {print $2}' "$kernel_art/manifest")
+
+# The source slot whose work tree is the patched tree of this kernel.
+tree=
+for t in "$cache"/trees/*/linux; do
+	if [ "$(git -C "$t" rev-parse -q --verify 'HEAD^{tree}' 2>/dev/null)" = "$patched_tree" ]; then
+		tree=$t
+		break
+	fi
+done
+[ -n "$tree" ] || die "no source tree in $cache/trees is at the kernel's patched tree $patched_tree; run make kernel"
+kbuild=$(dirname "$tree")/build
+selftests=$tree/tools/testing/selftests/bpf
+
+toolchain_id() {
+	gcc -dumpfullversion
+	ld --version | head -n1
+	"$CLANG" --version | head -n1
+}
+
+key=$({
+	echo "kernel $kernel_key"
+	echo "selftests $(git -C "$tree" rev-parse HEAD:tools)"
+	[ -n "$VMLINUX_H" ] && { echo "vmlinux.h"; sha256sum <"$VMLINUX_H"; }
+	toolchain_id
+	cat "$top/scripts/build-selftests.sh"
+} | sha256sum | cut -c1-16)
+art=$cache/selftests/$key
+
+link_build_dir() {
+	ln -sfn "$art" "$BUILD_DIR/selftests"
+	touch "$art/.complete"
+}
+
+if [ -f "$art/.complete" ]; then
+	link_build_dir
+	[ "$V" = 1 ] && say CACHED "$art"
+	exit 0
+fi
+
+exec 9>"$cache/selftests.lock"
+flock 9
+out=$(dirname "$tree")/selftests-build
+log=$out/build.log
+mkdir -p "$out"
+: >"$log"
+started=$SECONDS
+
+run_logged() {
+	if [ "$V" = 1 ]; then "$@" 2>&1 | tee -a "$log"; return "${PIPESTATUS[0]}"; fi
+	if ! "$@" >>"$log" 2>&1; then
+		echo "---- last lines of $log ----" >&2
+		grep -E 'error|Error|ERROR' "$log" | tail -n 15 >&2 || true
+		tail -n 25 "$log" >&2
+		return 1
+	fi
+}
+
+# The modules need the very kernel they will be loaded into: vermagic,
+# Module.symvers, and split BTF on top of that kernel's BTF.
+btf_of() { objcopy -O binary --only-section=.BTF "$1" "$2"; }
+btf_of "$kernel_art/kernel/linux" "$out/.btf-artifact"
+btf_of "$kbuild/vmlinux" "$out/.btf-build" 2>/dev/null || : >"$out/.btf-build"
+cmp -s "$out/.btf-artifact" "$out/.btf-build" ||
+	die "the kernel build directory $kbuild holds another kernel than artifact $kernel_key;" \
+		"rebuild it: rm -rf $kernel_art && make kernel"
+
+# bpf_test_rqspinlock.ko is left out: its stress test drives NMIs through
+# perf_event_create_kernel_counter(), and UML has no perf events.
+kmods="bpf_testmod.ko bpf_test_no_cfi.ko bpf_test_modorder_x.ko bpf_test_modorder_y.ko"
+say KMODS "$kmods for ARCH=um (log: $log)"
+rm -rf "$out/test_kmods"
+cp -r "$selftests/test_kmods" "$out/test_kmods"
+run_logged make -C "$tree" O="$kbuild" ARCH=um M="$out/test_kmods" MODULES="$kmods" -j"$JOBS" modules ||
+	die "building the test modules failed (full log: $log)"
+
+if [ -z "$VMLINUX_H" ]; then
+	say GEN "vmlinux.h from the UML kernel's BTF"
+	"$BUILD_DIR/bin/bpftool" btf dump file "$kernel_art/kernel/linux" format c >"$out/vmlinux.h.new"
+	cmp -s "$out/vmlinux.h.new" "$out/vmlinux.h" || mv "$out/vmlinux.h.new" "$out/vmlinux.h"
+	rm -f "$out/vmlinux.h.new"
+else
+	cmp -s "$VMLINUX_H" "$out/vmlinux.h" || cp "$VMLINUX_H" "$out/vmlinux.h"
+fi
+
+# VMLINUX_BTF is our vmlinux.h too: it changes only when its content does,
+# so a new kernel with the same types rebuilds no BPF object.
+# BPF_STRICT_BUILD=0: objects that do not compile against this vmlinux.h are
+# left out with their tests.  TEST_KMODS= : the modules come from above.
+# BPF_TARGET_ENDIAN carries -mcpu=v4 to libarena (clang-19 defaults BPF to
+# v1); the runners' own rules put their -mcpu after it, which wins.
+mkdir -p "$out/bpf"
+say SELFTST "test_progs, test_verifier, test_maps (first build ~30 min on 2 cores; log: $log)"
+run_logged make -C "$selftests" OUTPUT="$out/bpf" -j"$JOBS" \
+	VMLINUX_BTF="$out/vmlinux.h" VMLINUX_H="$out/vmlinux.h" \
+	CLANG="$CLANG" LLC="llc$LLVM_SUFFIX" LLVM_STRIP="llvm-strip$LLVM_SUFFIX" \
+	BPF_TARGET_ENDIAN="--target=bpfel -mcpu=v4" \
+	BPF_STRICT_BUILD=0 TEST_KMODS= SKIP_DOCS=1 SKIP_LLVM=1 SKIP_LIBBFD=1 \
+	test_progs test_verifier test_maps ||
+	die "building the selftests failed (full log: $log)"
+say SELFTST "built in $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
+
+# The artifact: what the runners need at run time (they open their BPF
+# objects, modules and helper binaries from the current directory), without
+# the intermediate objects.
+say INSTALL "$art"
+staging=$art.tmp
+rm -rf "$staging"
+mkdir -p "$staging/bpf"
+rsync -a --include='*.bpf.o' --exclude='*.o' --exclude='*.d' --exclude='*.skel.h' \
+	--exclude='*.lskel.h' --exclude='*.subskel.h' --exclude='/tools/build/libbpf' \
+	--exclude='/tools/build/resolve_btfids' --exclude='/tools/include' \
+	"$out/bpf/" "$staging/bpf/"
+for m in $kmods; do cp "$out/test_kmods/$m" "$staging/bpf/$m"; done
+# Tests left out because their objects did not compile against this
+# vmlinux.h: test_progs still knows their names (weak symbols) and reports
+# them as "SKIP (not built)"; the harness runs them so that they show.
+for t in "$selftests"/prog_tests/*.c; do
+	name=$(basename "$t" .c)
+	[ -f "$out/bpf/$name.test.o" ] && continue
+	sed -n -E 's/^void (serial_)?test_([a-zA-Z0-9_]+)\((void)?\).*/\2/p' "$t"
+done | sort >"$staging/bpf/not-built.txt"
+grep -E '^  SKIP-(BPF|SKEL|TEST)' "$log" | sort -u >"$staging/build-skips.txt" || true
+vmlinux_h_desc="${VMLINUX_H:-UML BTF} ($(sha256sum <"$out/vmlinux.h" | cut -c1-16))"
+cat >"$staging/manifest" <<-MANIFEST
+key: $key
+kernel-key: $kernel_key
+source: $tree ($(git -C "$tree" rev-parse HEAD:tools) tools/)
+vmlinux.h: $vmlinux_h_desc
+modules: $kmods
+not-built tests: $(wc -l <"$staging/bpf/not-built.txt")
+skipped objects/skeletons/tests: $(wc -l <"$staging/build-skips.txt")
+toolchain: $(toolchain_id | tr '\n' ';')
+built: $(date -u +%Y-%m-%dT%H:%M:%SZ) in $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s
+MANIFEST
+rm -rf "$art"
+mv "$staging" "$art"
+touch "$art/.complete"
+link_build_dir
+# Keep the KEEP_ARTIFACTS newest.
+ls -1dt "$cache"/selftests/*/.complete 2>/dev/null | tail -n +$((KEEP_ARTIFACTS + 1)) |
+	while read -r f; do rm -rf "$(dirname "$f")"; done
+say DONE "selftests in $art, linked as $BUILD_DIR/selftests"
