@@ -60,7 +60,10 @@ VMLINUX_DIRS = [os.path.join(BUILD, 'qemu')] if X86_64_TYPES else []
 def compile_selftest(tree, source, out_dir):
     selftests = os.path.join(tree, 'tools', 'testing', 'selftests', 'bpf')
     obj = os.path.join(out_dir, source.replace('.c', '.bpf.o'))
-    if os.path.exists(obj):
+    # Rebuilt when the types it was compiled against changed (a new kernel).
+    headers = [os.path.join(d, 'vmlinux.h') for d in VMLINUX_DIRS + [os.path.join(BUILD, 'include')]]
+    if os.path.exists(obj) and all(os.path.getmtime(obj) > os.path.getmtime(h)
+                                   for h in headers if os.path.exists(h)):
         return obj, None
     # As the selftests' Makefile does (BPF_CFLAGS, CLANG_SYS_INCLUDES).
     proc = subprocess.run(['clang-19', '-g', '-O2', '-target', 'bpf', '-mcpu=v3',
