@@ -135,9 +135,14 @@ static void annotate(struct session *s, json_object *rows, const char *backend)
 		json_object *create = member(row, "create");
 		const char *note;
 
+		json_object *run = member(row, "run");
+
 		if (create && !strcmp(backend, "uml") && !strcmp(json_str(create, "status") ?: "", "no") &&
 		    (note = uml_map_note(json_str(row, "name"))))
 			json_object_object_add(row, "uml_note", json_object_new_string(note));
+		if (run && !strcmp(backend, "uml") && json_int(run, "errno", 0) == 524)
+			json_object_object_add(row, "uml_note", json_object_new_string(
+				"UML interprets BPF; x86_64's JIT runs this program"));
 		if (!verify || strcmp(json_str(verify, "status") ?: "", "no"))
 			continue;
 		add_legacy_error(s, verify);

@@ -585,6 +585,16 @@ def probe_table_for_uml():
 
 # ---- kernel patches (kernel-patches/) --------------------------------------
 
+@test
+def upstream_reference_cases_give_x86_64_categories_on_uml():
+    # ../shared/REFERENCE.md's upstream cases: the category (or, for
+    # global_func1, the error line) an x86_64 7.3 kernel prints.
+    proc = subprocess.run([sys.executable, os.path.join(TOP, 'tests', 'upstream', 'reference_cases.py')],
+                          capture_output=True, text=True, timeout=600)
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-500:]
+    check(last.startswith('12 of 12 '), f'{last}\n' + '\n'.join(
+        l for l in proc.stdout.splitlines() if l.startswith('different')))
+
 def run_prog(obj, name, *extra):
     """bpfuml run --json on a tc program with a 64-byte packet; returns (run, globals by name)."""
     with tempfile.TemporaryDirectory() as tmp:

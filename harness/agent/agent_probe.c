@@ -377,6 +377,15 @@ static json_object *probe_program(const char *file, const char *name, const char
 	if (prog)
 		json_object_object_add(row, "prog_type",
 				       json_object_new_string(libbpf_bpf_prog_type_str(bpf_program__type(prog)) ?: "?"));
+	/* ENOTSUPP after a finished verification (its statistics line is in
+	 * the log): the verifier accepted the program, but this kernel cannot
+	 * run it (JIT-only instructions on an interpreter). */
+	if (prog && err == -ENOTSUPP && strstr(log, "processed ")) {
+		json_object_object_add(row, "verify", step_yes());
+		json_object_object_add(row, "run", step_errno(ENOTSUPP, "verified, but the kernel "
+				       "refused to load it afterwards: it needs a JIT to run"));
+		goto out;
+	}
 	verify = prog ? verify_step(prog, err, log) : step_errno(err, NULL);
 	/* Which map types of the object the kernel could not create. */
 	if (err && skipped[0])
@@ -398,6 +407,7 @@ static json_object *probe_program(const char *file, const char *name, const char
 					       attach_step(prog));
 		}
 	}
+out:
 	bpf_object__close(obj);
 	bpf_object__close(target_obj);
 	return row;
