@@ -7,14 +7,14 @@
 #
 # The runners are host x86_64 binaries: the UML guest sees the host's / through
 # hostfs and runs them as they are.  The BPF objects are compiled against
-# KSELFTEST_VMLINUX_H: the Makefile passes the x86_64 reference kernel's
-# (build/qemu/vmlinux.h), since the selftests assume an x86_64 kernel and
-# libbpf's CO-RE relocates against UML's BTF at load time; "uml" means the
-# UML kernel's own BTF, against which objects that name types or kfuncs UML
-# compiles out do not compile.  Either way the upstream Makefile's permissive
-# mode (BPF_STRICT_BUILD=0) leaves out objects that do not compile, with
-# their tests; bpf/not-built.txt in the artifact lists those tests, and
-# test_progs reports them as "SKIP (not built)", so none vanishes silently.
+# KSELFTEST_VMLINUX_H: "uml" (the Makefile's default) is the UML kernel's own
+# BTF, which with kernel-patches 0005-0010 has the types the selftests name
+# (x86_64 pt_regs register names included); a FILE is another vmlinux.h, such
+# as the x86_64 reference kernel's (build/qemu/vmlinux.h).  Either way the
+# upstream Makefile's permissive mode (BPF_STRICT_BUILD=0) leaves out objects
+# that do not compile, with their tests; bpf/not-built.txt in the artifact
+# lists those tests, and test_progs reports them as "SKIP (not built)", so
+# none vanishes silently.
 # The modules are built against the UML build directory (ARCH=um), which must
 # hold the kernel of the current artifact (checked by comparing their BTF).
 #
