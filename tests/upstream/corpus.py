@@ -16,6 +16,7 @@ usage: tests/upstream/corpus.py [--objects DIR] [--sample N | --shard I/N]
   --shard I/N     objects I, I+N, I+2N, ... (0-based), to split a full run
   --uml-build DIR the build directory whose UML kernel is compared (e.g. one
                   holding an unpatched kernel, for a before/after figure)
+  --uml-json FILE  reuse the UML side of an earlier --json output
   --reference-json FILE  reuse the x86_64 side of an earlier --json output
                   (the reference does not change with kernel-patches that
                   touch only UML; it takes minutes under TCG)
@@ -100,6 +101,17 @@ def verify_all(build_dir, backend, objects, chunk_size, timeout, label):
     return results, time.monotonic() - start
 
 
+def load_side(path, side):
+    """One side (uml or reference) of an earlier --json output."""
+    with open(path) as f:
+        saved = json.load(f)
+    outcomes = {}
+    for k, v in saved[side].items():
+        obj, prog = k.split('::', 1)
+        outcomes[(os.path.basename(obj), prog)] = v
+    return outcomes, saved.get(f'{side}_seconds')
+
+
 def difference(uml, ref):
     """None when identical, else (kind, cause)."""
     if uml['verdict'] == ref['verdict'] and uml['legacy'] == ref['legacy'] and \
@@ -122,6 +134,7 @@ def main():
     ap.add_argument('--shard')
     ap.add_argument('--uml-build', default=BUILD)
     ap.add_argument('--reference-json')
+    ap.add_argument('--uml-json')
     ap.add_argument('--chunk', type=int, default=40)
     ap.add_argument('--timeout', type=int, default=900)
     ap.add_argument('--json', help='write every outcome and difference to this file')
@@ -134,13 +147,13 @@ def main():
     objects = pick(objects, args.sample, args.shard)
     print(f'corpus: {len(objects)} objects from {args.objects}', file=sys.stderr)
 
-    uml, uml_s = verify_all(os.path.abspath(args.uml_build), 'uml', objects, args.chunk,
-                            args.timeout, 'uml')
+    if args.uml_json:
+        uml, uml_s = load_side(args.uml_json, 'uml')
+    else:
+        uml, uml_s = verify_all(os.path.abspath(args.uml_build), 'uml', objects, args.chunk,
+                                args.timeout, 'uml')
     if args.reference_json:
-        with open(args.reference_json) as f:
-            saved = json.load(f)
-        ref = {tuple(k.split('::', 1)): v for k, v in saved['reference'].items()}
-        ref_s = saved.get('reference_seconds')
+        ref, ref_s = load_side(args.reference_json, 'reference')
     else:
         ref, ref_s = verify_all(BUILD, 'qemu', objects, args.chunk, args.timeout, 'x86_64')
 
