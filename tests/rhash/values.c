@@ -182,6 +182,10 @@ static enum check_status run_locked_reads(struct check *c)
 /* The callback is interpreted and rewrites 2 KiB: a shorter period leaves
  * the reader little CPU on a busy host. */
 #define TEAR_PERIOD_NS 40000
+/* The locked check needs reads as much as writes: at 40 us the interpreted
+ * 2 KiB copy under the lock left user space ~90 reads in 4 s on a busy
+ * host; every 200 us leaves it the CPU time to read. */
+#define TEAR_LOCKED_PERIOD_NS 200000
 #define TEAR_MIN_READS 1000	/* read on past RACE_MS until this many, up to 4 s */
 
 struct tear_value {
@@ -231,7 +235,7 @@ static int tear_race(bool locked, struct tear_run *t, char *why, size_t len)
 		return -1;
 	}
 	ctl->use_lock = locked;
-	ctl->period_ns = TEAR_PERIOD_NS;
+	ctl->period_ns = locked ? TEAR_LOCKED_PERIOD_NS : TEAR_PERIOD_NS;
 	if (bpf_prog_test_run_opts(suite_prog_fd(obj, "arm_tear_timer"), &run) || run.retval) {
 		snprintf(why, len, "arm_tear_timer: run %s, retval %u, helper error %lld",
 			 strerror(errno), run.retval, (long long)ctl->err);
