@@ -76,7 +76,7 @@ def ratios(out, paths):
     ax.set_xticklabels([label({'bench': k[0], 'key_size': k[1], 'max_entries': k[2], 'entries': k[3],
                                'value_size': k[4]}) for k in keys], fontsize=8)
     ax.set_title('BPF_MAP_TYPE_RHASH / HASH ratio per backend against the published x86_64 figures'
-                 '\n(qemu under TCG is emulated; uml interprets BPF and does not inline map lookups)',
+                 '\n(qemu under TCG is emulated, ratios only; uml interprets BPF)',
                  fontsize=9)
     handles, names = ax.get_legend_handles_labels()
     ax.legend(handles, names, fontsize=8)
