@@ -140,6 +140,17 @@ static void annotate(struct session *s, json_object *rows, const char *backend)
 		if (create && !strcmp(backend, "uml") && !strcmp(json_str(create, "status") ?: "", "no") &&
 		    (note = uml_map_note(json_str(row, "name"))))
 			json_object_object_add(row, "uml_note", json_object_new_string(note));
+		json_object *attach = member(row, "attach");
+
+		if (attach && !strcmp(backend, "uml") && !strcmp(json_str(attach, "status") ?: "", "no")) {
+			json_object *prog = json_object_new_object();
+
+			json_object_object_add(prog, "type", json_object_new_string(json_str(row, "prog_type") ?: ""));
+			json_object_object_add(prog, "section", json_object_new_string(json_str(row, "section") ?: ""));
+			if ((note = uml_attach_impossible(prog)))
+				json_object_object_add(row, "uml_note", json_object_new_string(note));
+			json_object_put(prog);
+		}
 		if (run && !strcmp(backend, "uml") && json_int(run, "errno", 0) == 524)
 			json_object_object_add(row, "uml_note", json_object_new_string(
 				"UML interprets BPF; x86_64's JIT runs this program"));

@@ -579,6 +579,9 @@ def probe_table_for_uml():
             check(verify.get('verifier_error') or verify.get('error'), f'{name}: a "no" without a reason')
             check(row.get('uml_note'),
                   f'{name}: UML cannot verify it and the table does not say that UML is the cause: {verify}')
+        attach = row.get('attach') or {}
+        if attach.get('status') == 'no':
+            check(row.get('uml_note'), f'{name}: cannot attach on UML and the table does not say why: {attach}')
     for name in ('hash', 'array', 'rhash', 'ringbuf', 'prog_array'):
         check(rows[('map_type', name)]['create']['status'] == 'yes', f'map {name}: {rows[("map_type", name)]}')
 
