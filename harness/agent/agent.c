@@ -110,12 +110,40 @@ static long long sync_clock_with_host(void)
 
 static int use_9p;
 
+/* The host's /tmp, kept open before the guest's tmpfs covers it. */
+static int host_tmp_fd = -1;
+
+int agent_expose_host_tmp(const char *path)
+{
+	char component[256], source[300], target[300];
+	size_t n;
+
+	if (host_tmp_fd < 0 || !path || strncmp(path, "/tmp/", 5))
+		return 0;
+	n = strcspn(path + 5, "/");
+	if (!n || n >= sizeof(component))
+		return 0;
+	memcpy(component, path + 5, n);
+	component[n] = '\0';
+	snprintf(target, sizeof(target), "/tmp/%s", component);
+	if (!strcmp(target, AGENT_RUN_DIR) || !access(target, F_OK))
+		return 0;
+	/* The magic link reaches the covered directory of the host's root. */
+	snprintf(source, sizeof(source), "/proc/self/fd/%d/%s", host_tmp_fd, component);
+	if (mkdir(target, 0755) || mount(source, target, NULL, MS_BIND | MS_REC, NULL))
+		return -errno;
+	return 0;
+}
+
 static int setup_mounts(const char *host_run_dir)
 {
 	int err;
 
 	err = mount_fs("proc", "/proc", "proc", 0, NULL);
 	err = err ?: mount_fs("sysfs", "/sys", "sysfs", 0, NULL);
+	/* A host path under /tmp (a checkout there, say) stays reachable:
+	 * agent_expose_host_tmp() binds it over the guest's tmpfs on demand. */
+	host_tmp_fd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* The root is the host's / read-only: scratch space is a tmpfs, and
 	 * the run directory is the only host path the guest can write. */
 	err = err ?: mount_fs("tmpfs", "/tmp", "tmpfs", 0, "mode=1777");

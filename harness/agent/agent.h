@@ -37,6 +37,10 @@ int agent_probe(json_object *job, json_object *result);
 /* Run a host program in the guest (agent_exec.c): the kernel's selftests. */
 int agent_exec(json_object *job, json_object *result);
 
+/* The guest's /tmp is a tmpfs over the host's: make the host directory
+ * /tmp/X of PATH (/tmp/X/...) reachable again, bound at the same place. */
+int agent_expose_host_tmp(const char *path);
+
 /* Write BUF to AGENT_RUN_DIR/NAME (through fsync, so the host sees it). */
 int agent_write_file(const char *name, const void *buf, size_t len);
 /* Read AGENT_RUN_DIR/NAME into a malloc'ed buffer. */

@@ -146,6 +146,9 @@ int agent_exec(json_object *job, json_object *result)
 	if (json_object_object_get_ex(job, "output", &value))
 		output = json_object_get_string(value);
 	mount_for_selftests();
+	/* Host paths under /tmp are hidden by the guest's tmpfs there. */
+	agent_expose_host_tmp(cwd);
+	agent_expose_host_tmp(argv[0]);
 	start = mono_ns();
 	if (json_object_object_get_ex(job, "timeout_s", &value) && json_object_get_int(value) > 0)
 		deadline = start + json_object_get_int(value) * 1000000000LL;
