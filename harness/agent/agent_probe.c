@@ -319,12 +319,14 @@ static void skip_uncreatable_maps(struct bpf_object *obj, char *skipped, size_t 
 /* Load FILE with only WANTED and the helper_* programs (tail-call targets);
  * an ext program first gets the object's helper as its target. */
 static struct bpf_object *load_row(const char *file, const char *wanted, char *log, int *err,
-				   struct bpf_object **target_obj, char *skipped, size_t skipped_size)
+				   struct bpf_object **target_obj, int *target_fd,
+				   char *skipped, size_t skipped_size)
 {
 	struct bpf_object *obj = open_probe_object(file), *host;
 	struct bpf_program *prog, *p;
 
 	*target_obj = NULL;
+	*target_fd = -1;
 	if (!obj) {
 		*err = -errno;
 		return NULL;
@@ -345,8 +347,9 @@ static struct bpf_object *load_row(const char *file, const char *wanted, char *l
 		}
 		bpf_object__for_each_program(p, host)
 			if (bpf_program__fd(p) >= 0)
-				bpf_program__set_attach_target(prog, bpf_program__fd(p),
-							       bpf_program__section_name(prog) + strlen("freplace/"));
+				*target_fd = bpf_program__fd(p);
+		bpf_program__set_attach_target(prog, *target_fd,
+					       bpf_program__section_name(prog) + strlen("freplace/"));
 		bpf_object__for_each_program(p, obj)
 			if (p != prog)
 				bpf_program__set_autoload(p, false);
@@ -362,6 +365,7 @@ static json_object *probe_program(const char *file, const char *name, const char
 				  const char *kind, char *log)
 {
 	struct bpf_object *obj, *target_obj;
+	int target_fd;
 	struct bpf_program *prog;
 	json_object *row = json_object_new_object(), *verify;
 	bool feature = !strcmp(kind, "feature");
@@ -369,7 +373,7 @@ static json_object *probe_program(const char *file, const char *name, const char
 	int err;
 
 	log[0] = '\0';
-	obj = load_row(file, name, log, &err, &target_obj, skipped, sizeof(skipped));
+	obj = load_row(file, name, log, &err, &target_obj, &target_fd, skipped, sizeof(skipped));
 	prog = obj ? bpf_object__find_program_by_name(obj, name) : NULL;
 	json_object_object_add(row, "kind", json_object_new_string(kind));
 	json_object_object_add(row, "name", json_object_new_string(name + (feature ? 8 : 5)));
@@ -394,14 +398,8 @@ static json_object *probe_program(const char *file, const char *name, const char
 	if (prog && !err) {
 		json_object_object_add(row, "run", run_step(prog, feature));
 		if (bpf_program__type(prog) == BPF_PROG_TYPE_EXT) {
-			struct bpf_program *p;
-			int target = -1;
-
-			bpf_object__for_each_program(p, target_obj)
-				if (bpf_program__fd(p) >= 0)
-					target = bpf_program__fd(p);
 			json_object_object_add(row, "attach", link_step(bpf_program__attach_freplace(
-				prog, target, bpf_program__section_name(prog) + strlen("freplace/"))));
+				prog, target_fd, bpf_program__section_name(prog) + strlen("freplace/"))));
 		} else {
 			json_object_object_add(row, "attach", feature ? step_na("a feature, not a type") :
 					       attach_step(prog));
