@@ -91,6 +91,8 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text);
 struct diag_log;
 void print_no_report(FILE *out, const struct diag_log *log);
 
+/* The verifier accepted the program, and the kernel then refused it for lack of a JIT. */
+bool verified_but_needs_jit(json_object *prog, const char *legacy_error);
 /* Why this verdict would differ on x86_64 (a UML limitation), or NULL. */
 const char *uml_fidelity_note(json_object *prog, const char *legacy_error);
 

@@ -159,6 +159,23 @@ static void annotate(struct session *s, json_object *rows, const char *backend)
 		add_legacy_error(s, verify);
 		if (strcmp(backend, "uml"))
 			continue;
+		/* Verified, then refused by bpf_fixup_call_args(): verify yes, run no. */
+		if (json_str(verify, "verifier_error") &&
+		    verified_but_needs_jit(verify, json_str(verify, "verifier_error"))) {
+			json_object *ran = json_object_new_object(), *yes = json_object_new_object();
+
+			json_object_object_add(ran, "status", json_object_new_string("no"));
+			json_object_object_add(ran, "error", json_object_new_string(
+				"verified, but the kernel refused to load it afterwards: it needs a JIT to run"));
+			json_object_object_add(ran, "kernel_said",
+					       json_object_new_string(json_str(verify, "verifier_error")));
+			json_object_object_add(row, "run", ran);
+			json_object_object_add(yes, "status", json_object_new_string("yes"));
+			json_object_object_add(row, "verify", yes);	/* frees the old step */
+			json_object_object_add(row, "uml_note", json_object_new_string(
+				"UML interprets BPF; x86_64's JIT runs this program"));
+			continue;
+		}
 		note = uml_fidelity_note(verify, json_str(verify, "verifier_error")) ?:
 		       uml_map_note(json_str(verify, "maps_not_created"));
 		if (note)

@@ -205,9 +205,8 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text)
 /*
  * Verdicts that come from what UML's interpreter cannot run, not from the
  * program: an x86_64 kernel would accept these programs.  Said plainly, so
- * that nobody mistakes them for the program's fault.  (kfunc calls,
- * callbacks, arena verification and x86_64's stack rounding are UML's too,
- * kernel-patches 0002, 0003, 0008.)
+ * that nobody mistakes them for the program's fault.  The first four come
+ * from kernels without kernel-patches 0002, 0003, 0015 and 0017.
  */
 static const struct {
 	const char *legacy;	/* substring of the legacy error line */
@@ -219,17 +218,34 @@ static const struct {
 	  "this kernel's interpreter cannot run callbacks (bpf_loop, timers, for_each); x86_64 accepts them" },
 	{ "mixing of tail_calls and bpf-to-bpf calls",
 	  "only JITs support tail calls from programs with subprograms; x86_64 accepts this" },
-	{ "tail_calls are not allowed in non-JITed programs",
-	  "only JITs support tail calls from programs with subprograms; x86_64 accepts this" },
-	{ "program requires BPF JIT compiler",
-	  "UML verifies this program as x86_64 does but cannot run it: it needs JIT-only "
-	  "instructions (arena, ...), and UML's BPF programs are interpreted" },
-	{ "stack args are not supported in non-JITed programs",
-	  "more than 5 arguments need the JIT's stack arguments; x86_64 accepts this" },
-	{ "JIT is required to use arena", "arena maps need a JIT; x86_64 would verify the program" },
 	{ "Can attach to only JITed progs",
 	  "freplace and fentry on BPF programs need JITed targets; UML's programs are interpreted" },
+	{ "JIT is required to use arena", "arena maps need a JIT; x86_64 would verify the program" },
 };
+
+/*
+ * What the kernel says when it refuses, after the verifier accepted it, a
+ * program that only a JIT can run (bpf_fixup_call_args()).
+ */
+static const char *const refused_after_verification[] = {
+	"program requires BPF JIT compiler but it is not available",
+	"tail_calls are not allowed in non-JITed programs with bpf-to-bpf calls",
+	"stack args are not supported in non-JITed programs",
+};
+
+bool verified_but_needs_jit(json_object *prog, const char *legacy_error)
+{
+	size_t i;
+
+	/* Refused by bpf_prog_select_runtime() once verified: ENOTSUPP. */
+	if (!legacy_error)
+		return json_int(prog, "errno", 0) == 524 &&
+		       !strcmp(json_str(prog, "verdict") ?: "", "rejected");
+	for (i = 0; i < sizeof(refused_after_verification) / sizeof(refused_after_verification[0]); i++)
+		if (strstr(legacy_error, refused_after_verification[i]))
+			return true;
+	return false;
+}
 
 const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 {
@@ -239,11 +255,10 @@ const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
 		return "UML lacks this program type (no perf events, kprobes or trampolines); "
 		       "x86_64 would load and verify it";
-	/* Verified, then refused by bpf_prog_select_runtime(): no JIT to run it. */
-	if (!legacy_error && json_int(prog, "errno", 0) == 524)
-		return "the verifier accepted this program, as x86_64 would, but it needs the JIT "
-		       "to run (arena or other JIT-only instructions), and UML's BPF programs are "
-		       "interpreted (ENOTSUPP)";
+	if (verified_but_needs_jit(prog, legacy_error))
+		return "the verifier accepted this program, as x86_64's would, but it needs the JIT "
+		       "to run (arena, bpf_throw, tail calls from subprograms, ...), and UML's BPF "
+		       "programs are interpreted, so UML refused to load it";
 	for (i = 0; legacy_error && i < sizeof(uml_only_verdicts) / sizeof(uml_only_verdicts[0]); i++)
 		if (strstr(legacy_error, uml_only_verdicts[i].legacy))
 			return uml_only_verdicts[i].note;
@@ -324,13 +339,17 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 	struct diag_log *log;
 	char reason[512];
 	const char *note;
+	bool needs_jit;
 	char *text;
 
 	log = program_log(s, prog, &text);
+	needs_jit = verified_but_needs_jit(prog, log ? log->legacy_error : NULL);
 	fprintf(out, "%s%s%s (%s, type %s): %s%s%s", color ? "\033[1m" : "", json_str(prog, "name"),
 		color ? "\033[0m" : "", json_str(prog, "section"), json_str(prog, "type"),
-		color ? (!strcmp(verdict, "accepted") ? "\033[1;32m" : "\033[1;31m") : "",
-		!strcmp(verdict, "not_loaded") ? "could not be loaded" : verdict,
+		color ? (!strcmp(verdict, "accepted") ? "\033[1;32m" :
+			 needs_jit ? "\033[1;33m" : "\033[1;31m") : "",
+		!strcmp(verdict, "not_loaded") ? "could not be loaded" :
+		needs_jit ? "verified, but refused afterwards (needs a JIT)" : verdict,
 		color ? "\033[0m" : "");
 	if (!strcmp(verdict, "not_loaded"))
 		fprintf(out, ": %s", not_loaded_reason(prog, reason, sizeof(reason)));
@@ -387,6 +406,9 @@ json_object *program_json(struct session *s, json_object *prog)
 	log = program_log(s, prog, &text);
 	note = uml_fidelity_note(prog, log ? log->legacy_error : NULL);
 	json_object_object_add(out, "uml_fidelity_note", note ? json_object_new_string(note) : NULL);
+	json_object_object_add(out, "verified", json_object_new_boolean(
+		!strcmp(json_str(prog, "verdict") ?: "", "accepted") ||
+		verified_but_needs_jit(prog, log ? log->legacy_error : NULL)));
 	if (log) {
 		json_object_object_add(out, "diagnostics", diag_to_json(log));
 		json_object_object_add(out, "log", json_object_new_string(text));

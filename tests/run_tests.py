@@ -544,13 +544,17 @@ UML_VERIFY_YES = {
     'prog_type': {'socket_filter', 'sched_cls', 'sched_act', 'xdp', 'cgroup_skb', 'cgroup_sock',
                   'lwt_in', 'sock_ops', 'sk_skb', 'cgroup_device', 'sk_msg', 'cgroup_sock_addr',
                   'sk_reuseport', 'flow_dissector', 'cgroup_sysctl', 'cgroup_sockopt', 'sk_lookup',
-                  'syscall', 'netfilter'},
+                  'syscall', 'netfilter', 'ext'},
     'feature': {'tail_call', 'bpf_to_bpf_call', 'global_function', 'kfunc_call',
                 'callback_bpf_loop', 'open_coded_iterator', 'spin_lock', 'timer', 'ringbuf',
-                'dynptr', 'allocated_object', 'atomics', 'rhash_map'},
+                'dynptr', 'allocated_object', 'atomics', 'rhash_map',
+                'tail_call_in_subprog', 'exceptions', 'arena'},
 }
+# Verified as on x86_64 (kernel-patches 0008, 0013-0015), then refused: only a JIT runs them.
+UML_VERIFY_ONLY = {'tail_call_in_subprog', 'exceptions', 'arena'}
 UML_RUN_YES = {'socket_filter', 'sched_cls', 'sched_act', 'xdp', 'cgroup_skb', 'lwt_in',
-               'flow_dissector', 'sk_lookup', 'syscall', 'netfilter'} | UML_VERIFY_YES['feature']
+               'flow_dissector', 'sk_lookup', 'syscall', 'netfilter'} | \
+              (UML_VERIFY_YES['feature'] - UML_VERIFY_ONLY)
 
 
 def probe_rows(*extra):
@@ -571,6 +575,9 @@ def probe_table_for_uml():
             check(row['verify']['status'] == 'yes', f'{kind} {name}: verify {row["verify"]}')
             if name in UML_RUN_YES:
                 check(row['run']['status'] == 'yes', f'{kind} {name}: run {row["run"]}')
+            if name in UML_VERIFY_ONLY:
+                check(row['run']['status'] == 'no' and row.get('uml_note'),
+                      f'{kind} {name}: run {row["run"]}, note {row.get("uml_note")}')
     for (kind, name), row in rows.items():
         if kind == 'map_type':
             continue
@@ -801,6 +808,26 @@ def arena_verified_then_refused_plainly():
     p = prog(doc, 'arena_write')
     check(p.get('errno') == 524 and 'processed' in (p.get('log') or ''),
           f'errno {p.get("errno")}, log: {(p.get("log") or "")[-600:]}')
+
+
+@test
+def jit_only_programs_verify_as_on_x86_64_then_refused():
+    # 0013-0015: stock UML rejects these in the verifier ("JIT does not
+    # support calling kfunc bpf_throw", "mixing of tail_calls and bpf-to-bpf
+    # calls"); x86_64 accepts both.  UML now verifies them as x86_64 does and
+    # refuses them afterwards, saying so.
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'jit_only.bpf.o'))
+    check(code == EXIT_REJECTED, f'exit {code}, want 1: {doc.get("error")} {err}')
+    for name, refusal in (('throws', 'program requires BPF JIT compiler'),
+                          ('tail_calls_from_subprog', 'tail_calls are not allowed in non-JITed')):
+        p = prog(doc, name)
+        log = p.get('log') or ''
+        check(p.get('verified') is True and refusal in log and 'processed' in log,
+              f'{name}: verified {p.get("verified")}, log: {log[-600:]}')
+        check('the verifier accepted this program' in (p.get('uml_fidelity_note') or ''),
+              f'{name}: note {p.get("uml_fidelity_note")!r}')
+    code, out, err = bpfuml('verify', os.path.join(PROGS, 'jit_only.bpf.o'))
+    check(out.count('verified, but refused afterwards (needs a JIT)') == 2, out)
 
 
 def attach_on_uml(obj, name, reason):

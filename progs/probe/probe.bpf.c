@@ -277,6 +277,15 @@ SEC("syscall") int feature_arena(void *ctx)
 	return *page;
 }
 
+extern void bpf_throw(__u64 cookie) __ksym;
+
+/* With no exception callback, the cookie of bpf_throw() is the return value. */
+SEC("syscall") int feature_exceptions(void *ctx)
+{
+	bpf_throw(1);
+	return 0;
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RHASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
