@@ -790,6 +790,18 @@ def tail_call_prog_array_filled_at_load():
 
 
 @test
+def tail_call_target_not_loaded_alone_keeps_verdict():
+    # Loaded alone, a program whose object fills a prog array with another
+    # program: libbpf fails the array's filling (the target has no fd) after
+    # the verifier accepted the program.  That is not the program's verdict.
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'tail_call_rejected_target.bpf.o'))
+    got = {p['name']: (p['verdict'], p['load']) for p in doc.get('programs', [])}
+    check(code == EXIT_REJECTED and got == {'good_caller': ('accepted', 'alone'),
+                                            'bad_target': ('rejected', 'alone')},
+          f'exit {code}: {got} {doc.get("error")}')
+
+
+@test
 def arena_verified_then_refused_plainly():
     # Verified as on x86_64 (stock UML: "JIT is required to use arena"), then
     # not loaded: only a JIT runs arena programs.
