@@ -203,10 +203,10 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text)
 }
 
 /*
- * Verdicts that come from what UML's interpreter cannot run, not from the
- * program: an x86_64 kernel would accept these programs.  Said plainly, so
- * that nobody mistakes them for the program's fault.  The first four come
- * from kernels without kernel-patches 0002, 0003, 0015 and 0017.
+ * Verdicts or messages that come from what UML lacks, not from the program:
+ * an x86_64 kernel would differ.  Said plainly, so that nobody mistakes them
+ * for the program's fault.  The first four come only from kernels without
+ * kernel-patches 0002, 0003, 0015 and 0017.
  */
 static const struct {
 	const char *legacy;	/* substring of the legacy error line */
@@ -221,6 +221,31 @@ static const struct {
 	{ "Can attach to only JITed progs",
 	  "freplace and fentry on BPF programs need JITed targets; UML's programs are interpreted" },
 	{ "JIT is required to use arena", "arena maps need a JIT; x86_64 would verify the program" },
+	{ "cannot use helper bpf_override_return",
+	  "bpf_override_return needs BPF_KPROBE_OVERRIDE (kprobes with function error "
+	  "injection), which UML cannot select; x86_64 accepts it" },
+	{ "in struct task_struct with off",
+	  "the offsets are those of UML's task_struct, whose layout differs from x86_64's "
+	  "(arch and config members); x86_64 gives the same verdict with its own offsets" },
+};
+
+/*
+ * Programs libbpf could not load on UML because what they name exists only
+ * on x86_64 (matched in libbpf's messages).
+ */
+static const struct {
+	const char *message;	/* substring of libbpf's messages */
+	const char *note;
+} uml_only_not_loaded[] = {
+	{ "failed to find kernel BTF type ID of '__x64_sys_",
+	  "the attach target is an x86_64 syscall wrapper (__x64_sys_*); UML has no syscall "
+	  "wrappers (its syscalls are __se_sys_*), so x86_64 would load this program" },
+	{ "failed to find kernel BTF type ID of '__ia32_",
+	  "the attach target is an x86 ia32 syscall wrapper (__ia32_*), which UML does not have; "
+	  "x86_64 would load this program" },
+	{ "struct bpf_struct_ops_smc_hs_ctrl is not found in kernel BTF",
+	  "SMC (and its BPF handshake struct_ops) needs INFINIBAND, which UML cannot build "
+	  "(no DMA, no I/O memory); x86_64 would load this object" },
 };
 
 /*
@@ -249,6 +274,7 @@ bool verified_but_needs_jit(json_object *prog, const char *legacy_error)
 
 const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 {
+	const char *messages;
 	json_object *v;
 	size_t i;
 
@@ -262,6 +288,11 @@ const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 	for (i = 0; legacy_error && i < sizeof(uml_only_verdicts) / sizeof(uml_only_verdicts[0]); i++)
 		if (strstr(legacy_error, uml_only_verdicts[i].legacy))
 			return uml_only_verdicts[i].note;
+	messages = json_str(prog, "libbpf_messages");
+	for (i = 0; messages && !legacy_error &&
+		    i < sizeof(uml_only_not_loaded) / sizeof(uml_only_not_loaded[0]); i++)
+		if (strstr(messages, uml_only_not_loaded[i].message))
+			return uml_only_not_loaded[i].note;
 	return NULL;
 }
 
@@ -288,6 +319,12 @@ const char *uml_attach_impossible(json_object *prog)
 		return "freplace patches the JITed code of its target, and UML's programs are "
 		       "interpreted, not JITed";
 	return NULL;
+}
+
+/* Fidelity notes compare UML with x86_64: on the x86_64 backend, none. */
+static bool session_is_uml(const struct session *s)
+{
+	return !s->backend || !strcmp(s->backend, "uml");
 }
 
 /* The most telling reason a program never reached the verifier. */
@@ -355,7 +392,7 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 		fprintf(out, ": %s", not_loaded_reason(prog, reason, sizeof(reason)));
 	fputc('\n', out);
 
-	note = uml_fidelity_note(prog, log ? log->legacy_error : NULL);
+	note = session_is_uml(s) ? uml_fidelity_note(prog, log ? log->legacy_error : NULL) : NULL;
 	if (!strcmp(verdict, "rejected") && log) {
 		if (log->legacy_error)
 			fprintf(out, "  error: %s\n", log->legacy_error);
@@ -369,7 +406,7 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 		print_stats(out, log);
 	}
 	if (note)
-		fprintf(out, "  %snote: not the verdict x86_64 would give: %s%s\n", color ? "\033[1;33m" : "",
+		fprintf(out, "  %snote: UML differs from x86_64 here: %s%s\n", color ? "\033[1;33m" : "",
 			note, color ? "\033[0m" : "");
 	/* For a rejection the verifier's log speaks; libbpf explains the rest. */
 	if (!strcmp(verdict, "not_loaded") && messages && *messages) {
@@ -404,7 +441,7 @@ json_object *program_json(struct session *s, json_object *prog)
 		if (json_object_object_get_ex(prog, copied[i], &value))
 			json_object_object_add(out, copied[i], json_object_get(value));
 	log = program_log(s, prog, &text);
-	note = uml_fidelity_note(prog, log ? log->legacy_error : NULL);
+	note = session_is_uml(s) ? uml_fidelity_note(prog, log ? log->legacy_error : NULL) : NULL;
 	json_object_object_add(out, "uml_fidelity_note", note ? json_object_new_string(note) : NULL);
 	json_object_object_add(out, "verified", json_object_new_boolean(
 		!strcmp(json_str(prog, "verdict") ?: "", "accepted") ||

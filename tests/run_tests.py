@@ -797,6 +797,32 @@ def tail_call_prog_array_filled_at_load():
 
 
 @test
+def tail_call_target_not_loaded_alone_keeps_verdict():
+    # Loaded alone, a program whose object fills a prog array with another
+    # program: libbpf fails the array's filling (the target has no fd) after
+    # the verifier accepted the program.  That is not the program's verdict.
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'tail_call_rejected_target.bpf.o'))
+    got = {p['name']: (p['verdict'], p['load']) for p in doc.get('programs', [])}
+    check(code == EXIT_REJECTED and got == {'good_caller': ('accepted', 'alone'),
+                                            'bad_target': ('rejected', 'alone')},
+          f'exit {code}: {got} {doc.get("error")}')
+
+
+@test
+def x86_only_attach_target_is_said_plainly():
+    # fentry/__x64_sys_*: an x86_64 syscall wrapper that UML does not have.
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'x86_syscall_target.bpf.o'))
+    p = (doc.get('programs') or [{}])[0]
+    note = p.get('uml_fidelity_note') or ''
+    check(code == EXIT_REJECTED and p.get('verdict') == 'not_loaded' and p.get('errno') == 3
+          and '__x64_sys_' in note and 'x86_64 would load' in note,
+          f'exit {code}: {p.get("verdict")} {p.get("error")} note {note!r}')
+    code, out, err = bpfuml('verify', os.path.join(PROGS, 'x86_syscall_target.bpf.o'))
+    check('note: UML differs from x86_64 here: the attach target is an x86_64 syscall wrapper'
+          in out, f'no plain note:\n{out}')
+
+
+@test
 def arena_verified_then_refused_plainly():
     # Verified as on x86_64 (stock UML: "JIT is required to use arena"), then
     # not loaded: only a JIT runs arena programs.
