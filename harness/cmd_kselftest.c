@@ -32,6 +32,12 @@ enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_BATCH, OPT_RUNNERS
 #define KS_TIMEOUT_S 1200	/* per guest: a batch of tests, or one runner */
 #define KS_MEM_MB 1536		/* test_progs' larger maps and bpf_testmod */
 #define KS_LIST_TIMEOUT_S 60
+/* test_progs' lines that mean it is done for: its crash handler's, and its
+ * watchdog's (which "terminates" a stuck test with a SIGSEGV that the
+ * handler survives when the test is blocked in a system call).  Given this
+ * long to exit on its own, it is then killed by the agent. */
+#define KS_FATAL_GRACE_S 10
+static const char *const ks_fatal_output[] = { "Caught signal #", "terminating with SIGSEGV" };
 #define MAX_SHARDS 1024
 #define GUEST_RUN_DIR "/tmp/run"	/* AGENT_RUN_DIR */
 
@@ -234,6 +240,12 @@ static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const
 		snprintf(deny, sizeof(deny), "@%s/deny.txt", GUEST_RUN_DIR);
 		job = exec_job(dir, "output.txt", o->common.timeout_s, runner, "-a", allow, "-d", deny,
 			       "-J", json_path, NULL);
+		json_object *fatal = json_object_new_array();
+
+		for (size_t f = 0; f < sizeof(ks_fatal_output) / sizeof(ks_fatal_output[0]); f++)
+			json_object_array_add(fatal, json_object_new_string(ks_fatal_output[f]));
+		json_object_object_add(job, "fatal_output", fatal);
+		json_object_object_add(job, "fatal_grace_s", json_object_new_int(KS_FATAL_GRACE_S));
 	} else {
 		job = exec_job(dir, "output.txt", o->common.timeout_s, runner, NULL);
 	}
@@ -255,6 +267,59 @@ static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const
 	_exit(code);
 }
 
+/* Why test_progs ended short of its batch, from the agent's RESULT, or NULL
+ * when it ended normally. */
+static char *runner_trouble(json_object *result, int sh_timeout)
+{
+	json_object *lines = NULL, *procs = NULL;
+	char *why = NULL, *text = NULL, *sig_note = NULL;
+	size_t len = 0, i;
+	FILE *f;
+	int sig = (int)json_int(result, "signal", 0);
+
+	json_object_object_get_ex(result, "fatal_output", &lines);
+	json_object_object_get_ex(result, "processes", &procs);
+	/* "Caught signal #11!": the signal test_progs caught. */
+	for (i = 0; lines && i < json_object_array_length(lines); i++) {
+		const char *line = json_object_get_string(json_object_array_get_idx(lines, i));
+		const char *p = strstr(line, "Caught signal #");
+
+		if (p && atoi(p + 15) > 0) {
+			sig = atoi(p + 15);
+			break;
+		}
+	}
+	if (sig > 0 && sig < 65)
+		asprintf(&sig_note, "signal %d (SIG%s)", sig, sigabbrev_np(sig) ?: "?");
+	else
+		asprintf(&sig_note, "signal %d", sig);
+	if (json_int(result, "timed_out", 0))
+		asprintf(&why, "test_progs killed after %d s (--timeout)", sh_timeout);
+	else if (json_int(result, "fatal_killed", 0))
+		asprintf(&why, "test_progs caught %s while this test ran and did not exit; "
+			 "killed %d s later", sig_note, KS_FATAL_GRACE_S);
+	else if (json_int(result, "exit_status", -1) > 1)
+		asprintf(&why, "test_progs ended with exit status %lld while this test ran",
+			 json_int(result, "exit_status", -1));
+	else if (json_int(result, "signal", 0))
+		asprintf(&why, "test_progs killed by %s while this test ran", sig_note);
+	free(sig_note);
+	if (!why)
+		return NULL;
+	/* What it said and what was left of it: where a stuck test waited. */
+	f = open_memstream(&text, &len);
+	fputs(why, f);
+	for (i = 0; lines && i < json_object_array_length(lines); i++)
+		fprintf(f, "\n  %s", json_object_get_string(json_object_array_get_idx(lines, i)));
+	if (procs && json_object_array_length(procs))
+		fputs("\nprocesses left (pid ppid state name wchan):", f);
+	for (i = 0; procs && i < json_object_array_length(procs); i++)
+		fprintf(f, "\n  %s", json_object_get_string(json_object_array_get_idx(procs, i)));
+	fclose(f);
+	free(why);
+	return text;
+}
+
 /* RETRY, when not NULL, is a free shard that gets the tests this one never
  * reached. */
 static void collect_shard(struct ks_results *r, struct shard *sh, int worker_status,
@@ -268,22 +333,14 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 	if (!trouble && (!WIFEXITED(worker_status) || WEXITSTATUS(worker_status) != EXIT_OK))
 		trouble = strdup("the guest's worker process died");
 	if (!strcmp(sh->runner, "test_progs")) {
-		char *text = NULL, *why = NULL;
+		char *text = NULL;
 
 		if (!trouble && !session_read_file(&sh->session, "result.json", &text, NULL)) {
 			json_object *result = json_tokener_parse(text);
 
-			if (json_int(result, "timed_out", 0))
-				asprintf(&why, "test_progs killed after %d s (--timeout)", sh_timeout);
-			else if (json_int(result, "exit_status", -1) > 1)
-				asprintf(&why, "test_progs ended with exit status %lld while this test ran",
-					 json_int(result, "exit_status", -1));
-			else if (json_int(result, "signal", 0))
-				asprintf(&why, "test_progs killed by signal %lld while this test ran",
-					 json_int(result, "signal", 0));
+			trouble = runner_trouble(result, sh_timeout);
 			json_object_put(result);
 			free(text);
-			trouble = why;
 		}
 		if (out)
 			ks_parse_test_progs(r, out);

@@ -1045,6 +1045,30 @@ def kselftest_ktap_output():
     check(proc.returncode == EXIT_OK, f'exit {proc.returncode}; {proc.stderr}')
 
 
+@test
+def kselftest_harness_kills_test_progs_that_survives_its_crash():
+    """test_progs' watchdog SIGSEGV leaves a test blocked in wait(): the agent
+    kills it 10 s after "Caught signal", not at --timeout, and the rest of
+    the batch runs in a new guest (uprobe_multi_test on UML)."""
+    before = guest_leftovers()[1]
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+    start = time.monotonic()
+    proc = subprocess.run([BPFUML, 'kselftest', '-t', 'stuck,gamma', '--batch', '3', '--timeout', '90',
+                           '--json'], capture_output=True, text=True, timeout=200, env=env)
+    wall = time.monotonic() - start
+    doc = json.loads(proc.stdout)
+    got = {r['name']: r['status'] for r in doc['results']}
+    want = {'stuck': 'error', 'stuck/first': 'passed', 'gamma': 'passed'}
+    check(got == want, f'results {got}\nwant {want}\nstderr: {proc.stderr[-1500:]}')
+    reason = {r['name']: r.get('reason', '') for r in doc['results']}['stuck']
+    for words in ('caught signal 11 (SIGSEGV)', 'did not exit', 'terminating with SIGSEGV',
+                  'processes left', ' sleep '):
+        check(words in reason, f'{words!r} not in the reason of stuck: {reason!r}')
+    check(wall < 60, f'took {wall:.0f} s: the guest waited for --timeout (90 s)')
+    check(proc.returncode == EXIT_INFRA, f'exit {proc.returncode}, want 3 (a test errored)')
+    check_no_leftovers(before)
+
+
 # Every upstream rhash subtest, the kptr ones included, must pass: RHASH is
 # one of the two 7.3 developments bpfuml is built around (REFERENCE.md).
 # Known gap, named rather than skipped silently: progs/rhash.c's

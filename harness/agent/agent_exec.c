@@ -4,10 +4,16 @@
  * its output into a file of the run directory, and a deadline.
  *
  * Job fields: "argv" (array of strings), "cwd", "output" (file name in the
- * run directory for stdout and stderr), "timeout_s" (kill it after this).
- * Result: "exit_status" or "signal", "timed_out", "elapsed_ns".
+ * run directory for stdout and stderr), "timeout_s" (kill it after this),
+ * "fatal_output" (strings that, once in the output, mean the program is
+ * done for) and "fatal_grace_s" (how long it then has to exit on its own).
+ * Result: "exit_status" or "signal", "timed_out", "elapsed_ns"; after a
+ * fatal line, "fatal_output" (the lines seen) and "fatal_killed"; when the
+ * agent killed the program, "processes" (what was left: pid, parent, state,
+ * name, where it waited).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -126,14 +132,182 @@ static void flush_output(const char *output)
 	sync();
 }
 
+/* test_progs' watchdog "kills" a test that runs too long with SIGSEGV sent
+ * to itself; its handler prints "Caught signal #11!" and returns, which a
+ * real fault would turn into death but a signal sent by pthread_kill() does
+ * not: a test blocked in waitpid() or read() goes on waiting.  The output is
+ * scanned for such lines, and the program killed when it has not exited
+ * within the grace period after the first. */
+#define FATAL_MAX_LINES 4
+#define FATAL_LINE_MAX 300
+
+struct fatal_watch {
+	const char *markers[8];
+	size_t n_markers, max_len;
+	char path[512];
+	int fd;			/* the output, opened once the program made it */
+	off_t off;		/* scanned up to here */
+	json_object *lines;	/* the fatal lines seen, NULL before the first */
+	long long first_ns;
+};
+
+static void fatal_watch_init(struct fatal_watch *w, json_object *job, const char *output)
+{
+	json_object *array, *item;
+	size_t i, n;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	if (!json_object_object_get_ex(job, "fatal_output", &array) ||
+	    !json_object_is_type(array, json_type_array))
+		return;
+	n = json_object_array_length(array);
+	for (i = 0; i < n && w->n_markers < sizeof(w->markers) / sizeof(w->markers[0]); i++) {
+		item = json_object_array_get_idx(array, i);
+		if (!json_object_is_type(item, json_type_string) || !json_object_get_string_len(item))
+			continue;
+		w->markers[w->n_markers] = json_object_get_string(item);
+		if (strlen(w->markers[w->n_markers]) > w->max_len)
+			w->max_len = strlen(w->markers[w->n_markers]);
+		w->n_markers++;
+	}
+	snprintf(w->path, sizeof(w->path), "%s/%s", agent_run_dir, output);
+}
+
+/* The earliest marker in BUF[0..LEN), or NULL. */
+static char *fatal_find(const struct fatal_watch *w, char *buf, size_t len)
+{
+	char *best = NULL, *p;
+	size_t i;
+
+	for (i = 0; i < w->n_markers; i++) {
+		p = memmem(buf, best ? (size_t)(best - buf) : len, w->markers[i], strlen(w->markers[i]));
+		if (p)
+			best = p;
+	}
+	return best;
+}
+
+/* Scan what the program wrote since the last call.  Markers may sit in the
+ * middle of a line (a crash handler's stderr cuts into buffered stdout): the
+ * line kept is the whole line, or the marker up to its end when the line is
+ * long. */
+static void fatal_watch_scan(struct fatal_watch *w)
+{
+	static char buf[65536];
+	ssize_t n;
+
+	if (!w->n_markers)
+		return;
+	if (w->fd < 0)
+		w->fd = open(w->path, O_RDONLY | O_CLOEXEC);
+	if (w->fd < 0)
+		return;
+	while ((n = pread(w->fd, buf, sizeof(buf), w->off)) > 0) {
+		char *hit = fatal_find(w, buf, n), *eol, *start;
+
+		if (hit) {
+			/* The whole line, when it is short enough. */
+			start = memrchr(buf, '\n', hit - buf);
+			start = start ? start + 1 : buf;
+			eol = memchr(hit, '\n', buf + n - hit);
+			if (!eol && start > buf) {
+				w->off += start - buf;	/* the whole line next time */
+				return;
+			}
+			if (!eol && n < (ssize_t)sizeof(buf))
+				return;
+			if (!eol)
+				eol = buf + n;
+			if (eol - start > FATAL_LINE_MAX)
+				start = hit;
+			if (!w->lines) {
+				w->lines = json_object_new_array();
+				w->first_ns = mono_ns();
+			}
+			if (json_object_array_length(w->lines) < FATAL_MAX_LINES)
+				json_object_array_add(w->lines, json_object_new_string_len(
+					start, eol - start < FATAL_LINE_MAX ? eol - start : FATAL_LINE_MAX));
+			w->off += eol - buf + (eol < buf + n);
+			continue;
+		}
+		if ((size_t)n < w->max_len)
+			return;
+		w->off += n - (w->max_len - 1);	/* a marker may straddle reads */
+		if (n < (ssize_t)sizeof(buf))
+			return;
+	}
+}
+
+/* "pid ppid state name wchan" of every user process but the agent. */
+static json_object *process_snapshot(void)
+{
+	json_object *list = json_object_new_array();
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+
+	while (dir && (de = readdir(dir))) {
+		char path[300], stat[512], wchan[128] = "", cmd[8], *name, *end;
+		int pid = atoi(de->d_name), ppid = 0, fd;
+		ssize_t n;
+		char state = '?';
+
+		if (pid <= 1 || pid == getpid())
+			continue;
+		/* Kernel threads have no command line. */
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, cmd, sizeof(cmd)) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		stat[n] = '\0';
+		name = strchr(stat, '(');
+		end = strrchr(stat, ')');
+		if (!name || !end)
+			continue;
+		*end = '\0';
+		sscanf(end + 2, "%c %d", &state, &ppid);
+		snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, wchan, sizeof(wchan) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		wchan[n > 0 ? n : 0] = '\0';
+		snprintf(path, sizeof(path), "%d %d %c %s %s", pid, ppid, state, name + 1,
+			 *wchan && strcmp(wchan, "0") ? wchan : "-");
+		json_object_array_add(list, json_object_new_string(path));
+	}
+	if (dir)
+		closedir(dir);
+	return list;
+}
+
+static void kill_runner(pid_t pid, json_object *result)
+{
+	json_object_object_add(result, "processes", process_snapshot());
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+}
+
 int agent_exec(json_object *job, json_object *result)
 {
 	json_object *value;
 	const char *cwd = NULL, *output = "exec.out";
 	long long start, deadline = 0;
-	bool timed_out = false;
+	bool timed_out = false, fatal_killed = false;
+	struct fatal_watch watch;
+	unsigned long polls = 0;
+	int status, grace_s = 10;
 	char **argv;
-	int status;
 	pid_t pid;
 
 	argv = job_argv(job);
@@ -153,6 +327,10 @@ int agent_exec(json_object *job, json_object *result)
 	if (json_object_object_get_ex(job, "timeout_s", &value) && json_object_get_int(value) > 0)
 		deadline = start + json_object_get_int(value) * 1000000000LL;
 
+	fatal_watch_init(&watch, job, output);
+	if (json_object_object_get_ex(job, "fatal_grace_s", &value))
+		grace_s = json_object_get_int(value);
+
 	pid = fork();
 	if (pid < 0) {
 		json_object_object_add(result, "error", json_object_new_string(strerror(errno)));
@@ -164,24 +342,38 @@ int agent_exec(json_object *job, json_object *result)
 
 	/* PID 1 reaps every orphan; ours is the one that counts. */
 	for (;;) {
-		pid_t got = waitpid(-1, &status, deadline ? WNOHANG : 0);
+		bool poll = deadline || (watch.n_markers && !fatal_killed);
+		pid_t got = waitpid(-1, &status, poll ? WNOHANG : 0);
 
 		if (got == pid)
 			break;
 		if (got < 0 && errno != EINTR)
 			break;
-		if (got == 0) {
-			if (mono_ns() > deadline) {
-				kill(-pid, SIGKILL);
-				kill(pid, SIGKILL);
-				timed_out = true;
-				deadline = 0;
-			} else {
-				usleep(20000);
+		if (got != 0)
+			continue;
+		if (deadline && mono_ns() > deadline) {
+			kill_runner(pid, result);
+			timed_out = true;
+			deadline = 0;
+			continue;
+		}
+		if (watch.n_markers && !fatal_killed && !timed_out && ++polls % 10 == 0) {
+			fatal_watch_scan(&watch);
+			if (watch.lines && mono_ns() - watch.first_ns > grace_s * 1000000000LL) {
+				kill_runner(pid, result);
+				fatal_killed = true;
 			}
 		}
+		usleep(20000);
 	}
 	flush_output(output);
+	fatal_watch_scan(&watch);	/* the lines of a program that died of it */
+	if (watch.fd >= 0)
+		close(watch.fd);
+	if (watch.lines)
+		json_object_object_add(result, "fatal_output", watch.lines);
+	if (fatal_killed)
+		json_object_object_add(result, "fatal_killed", json_object_new_boolean(true));
 	json_object_object_add(result, "elapsed_ns", json_object_new_int64(mono_ns() - start));
 	json_object_object_add(result, "timed_out", json_object_new_boolean(timed_out));
 	if (WIFEXITED(status))
