@@ -823,6 +823,15 @@ def x86_only_attach_target_is_said_plainly():
 
 
 @test
+def tail_call_into_a_deeper_stack_runs():
+    # 0014: the interpreter runs a tail-called program in the caller's frame,
+    # which must be MAX_BPF_STACK deep; without it the kernel oopses (exit 3).
+    run, g = run_prog('tail_call_deep_stack.bpf.o', 'shallow_caller')
+    check(run.get('retval') == 3 and g.get('deep_sum') == sum(i & 0xff for i in range(480)),
+          f'retval {run.get("retval")}, deep_sum {g.get("deep_sum")}')
+
+
+@test
 def arena_verified_then_refused_plainly():
     # Verified as on x86_64 (stock UML: "JIT is required to use arena"), then
     # not loaded: only a JIT runs arena programs.

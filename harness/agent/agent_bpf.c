@@ -588,6 +588,7 @@ int agent_run(json_object *job, json_object *result)
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog, *p;
 	json_object *progs, *run;
+	bool alone;
 	int err;
 
 	libbpf_set_print(capture_libbpf_print);
@@ -600,32 +601,42 @@ int agent_run(json_object *job, json_object *result)
 	if (err)
 		goto out;
 
-	obj = open_object(path, result);
-	if (!obj) {
-		err = -EINVAL;
-		goto out;
-	}
-	prog = bpf_object__find_program_by_name(obj, name);
-	if (!prog) {
-		set_error(result, "no program named '%s' in the object", name);
-		err = -ENOENT;
-		goto out;
-	}
-	snprintf(out.name, sizeof(out.name), "%s", name);
-	snprintf(out.section, sizeof(out.section), "%s", bpf_program__section_name(prog));
-	out.type = bpf_program__type(prog);
-	bpf_object__for_each_program(p, obj)
-		bpf_program__set_autoload(p, p == prog);
 	out.log_buffer = AGENT_LOG_MIN;
 	out.log = calloc(1, out.log_buffer);
 	if (!out.log) {
 		err = -ENOMEM;
 		goto out;
 	}
-	bpf_program__set_log_buf(prog, out.log, out.log_buffer);
-	bpf_program__set_log_level(prog, log_level);
-	reset_libbpf_messages();
-	out.err = bpf_object__load(obj);
+	/* The whole object first, so that a prog array filled at load finds
+	 * its programs (a tail call's target); if another program keeps the
+	 * object from loading, the chosen program alone. */
+	for (alone = false;; alone = true) {
+		obj = open_object(path, result);
+		if (!obj) {
+			err = -EINVAL;
+			goto out;
+		}
+		prog = bpf_object__find_program_by_name(obj, name);
+		if (!prog) {
+			set_error(result, "no program named '%s' in the object", name);
+			err = -ENOENT;
+			goto out;
+		}
+		bpf_object__for_each_program(p, obj)
+			bpf_program__set_autoload(p, !alone || p == prog);
+		out.log[0] = '\0';
+		bpf_program__set_log_buf(prog, out.log, out.log_buffer);
+		bpf_program__set_log_level(prog, log_level);
+		reset_libbpf_messages();
+		out.err = bpf_object__load(obj);
+		if (!out.err || alone)
+			break;
+		bpf_object__close(obj);
+	}
+	snprintf(out.name, sizeof(out.name), "%s", name);
+	snprintf(out.section, sizeof(out.section), "%s", bpf_program__section_name(prog));
+	out.type = bpf_program__type(prog);
+	out.load = alone ? "alone" : "together";
 	take_messages(&out);
 	progs = json_object_new_array();
 	json_object_array_add(progs, outcome_to_json(&out, "", 0));
