@@ -224,6 +224,9 @@ static const struct {
 	{ "cannot use helper bpf_override_return",
 	  "bpf_override_return needs BPF_KPROBE_OVERRIDE (kprobes with function error "
 	  "injection), which UML cannot select; x86_64 accepts it" },
+	{ "kfunc 'bpf_wakeup_sources_",
+	  "the wakeup source kfuncs need PM_SLEEP; UML can suspend only without SMP, and bpfuml's "
+	  "UML is SMP (per-CPU variables in BTF as on x86_64); x86_64 has them" },
 	{ "in struct task_struct with off",
 	  "the offsets are those of UML's task_struct, whose layout differs from x86_64's "
 	  "(arch and config members); x86_64 gives the same verdict with its own offsets" },

@@ -1140,6 +1140,30 @@ def kselftest_verifier_subset_passes():
     check(len(tests) >= 66, f'{len(tests)} verifier tests ran, want the 66 of the subset: {tests}')
 
 
+# verifier_unpriv's first subtest loads, with capabilities dropped, an object
+# naming the per-CPU ksym bpf_prog_active.  Without SMP, UML's BTF had no
+# per-CPU variables: libbpf then probed module BTF support unprivileged, failed,
+# and cached "no module BTFs" for the process, so the bpf_testmod kfuncs of
+# every later test in the same test_progs were "not found in kernel or module
+# BTFs" (verifier_zext, wq, wq_custom in a full run).  uml-config's SMP puts
+# bpf_prog_active in vmlinux BTF, as on x86_64.  --batch 100 puts both tests
+# in one guest.
+TESTMOD_KFUNC_LOST = 'not found in kernel or module BTFs'
+
+
+@test
+def kselftest_verifier_unpriv_leaves_testmod_kfuncs_to_later_tests():
+    code, doc, err = bpfuml_json('kselftest', '-t', 'verifier_unpriv,verifier_zext', '--batch', '100',
+                                 timeout=600)
+    check('results' in doc, f'no results (exit {code}): {doc.get("error")}\n{err[-2000:]}')
+    lost = [r['name'] for r in doc['results'] if TESTMOD_KFUNC_LOST in (r.get('reason') or '')]
+    check(not lost, f'{len(lost)} results lost the bpf_testmod kfuncs: {lost[:5]}')
+    got = {r['name']: r['status'] for r in doc['results']}
+    # calls bpf_kfunc_call_test4 of bpf_testmod
+    name = 'verifier_zext/zext_lost_across_checkpoint'
+    check(got.get(name) == 'passed', f'{name}: {got.get(name)}')
+
+
 # ---- the x86_64 reference backend (--backend qemu) ---------------------------
 # Only when its kernel is built (make qemu-kernel) or BPFUML_QEMU_TESTS=1 asks
 # for it (tests/run.sh then builds it); BPFUML_QEMU_TESTS=0 leaves them out.
