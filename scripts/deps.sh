@@ -15,9 +15,10 @@ packages=(
 	libelf-dev zlib1g-dev libzstd-dev libcap-dev libssl-dev
 	clang-19 llvm-19 lld
 	libjson-c-dev python3-matplotlib
-	# The guest runs the host's programs: the selftests' network tests call
-	# ip, ping and ethtool inside UML.
-	iproute2 iputils-ping ethtool
+	# The guest runs the host's programs: the selftests call ip, ping,
+	# ethtool, iptables-legacy (network tests), keyctl and fsverity (signed
+	# programs) inside UML.
+	iproute2 iputils-ping ethtool iptables keyutils fsverity
 )
 if [ "${1:-}" = qemu ]; then
 	# The x86_64 kernel's build (bzImage compression, objtool) and its VM.

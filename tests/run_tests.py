@@ -1025,7 +1025,7 @@ def kselftest_harness_shards_denies_retries_and_reports():
     got = {r['name']: r['status'] for r in doc['results']}
     want = {'alpha': 'passed', 'alpha/one': 'passed', 'alpha/two': 'denied', 'beta': 'error',
             'gamma': 'passed', 'delta': 'skipped', 'epsilon': 'failed', 'epsilon/bad': 'failed',
-            'kprobe_like': 'denied', 'test_verifier': 'failed', 'test_verifier/0/u some test': 'passed',
+            'epsilon/twin': 'failed', 'kprobe_like': 'denied', 'test_verifier': 'failed', 'test_verifier/0/u some test': 'passed',
             'test_verifier/0/p some test': 'failed', 'test_verifier/1/p other': 'skipped',
             'test_maps': 'passed'}
     check(got == want, f'results {got}\nwant {want}\nstderr: {proc.stderr[-1500:]}')
