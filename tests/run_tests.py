@@ -7,6 +7,7 @@ indented, and ends with the line `N passed, N failed`.
 
 usage: tests/run_tests.py [BUILD_DIR] [-k SUBSTRING]
 """
+import atexit
 import glob
 import json
 import os
@@ -1349,9 +1350,17 @@ def main():
         passed += 1
         print(f'ok   {name} ({time.monotonic() - start:.2f} s)')
     print(f'{passed} passed, {failed} failed, {skipped} skipped')
-    if not guest_leftovers()[1]:
-        os.rmdir(RUNDIR_BASE)
     return 1 if failed else 0
+
+
+@atexit.register
+def remove_rundir_base():
+    # Also after an interrupted run; a directory a guest left is kept for
+    # guest_leftovers() to have reported.
+    try:
+        os.rmdir(RUNDIR_BASE)
+    except OSError:
+        pass
 
 
 if __name__ == '__main__':
