@@ -125,6 +125,9 @@ static void print_rows(json_object *rows, const char *kind, const char *title)
 	}
 }
 
+/* Why a program that verified does not run on UML. */
+static const char needs_jit_note[] = "UML interprets BPF; x86_64's JIT runs this program";
+
 /* Give each row's failures their reasons; count the rows per verify status. */
 static void annotate(struct session *s, json_object *rows, const char *backend)
 {
@@ -152,8 +155,7 @@ static void annotate(struct session *s, json_object *rows, const char *backend)
 			json_object_put(prog);
 		}
 		if (run && !strcmp(backend, "uml") && json_int(run, "errno", 0) == 524)
-			json_object_object_add(row, "uml_note", json_object_new_string(
-				"UML interprets BPF; x86_64's JIT runs this program"));
+			json_object_object_add(row, "uml_note", json_object_new_string(needs_jit_note));
 		if (!verify || strcmp(json_str(verify, "status") ?: "", "no"))
 			continue;
 		add_legacy_error(s, verify);
@@ -172,8 +174,7 @@ static void annotate(struct session *s, json_object *rows, const char *backend)
 			json_object_object_add(row, "run", ran);
 			json_object_object_add(yes, "status", json_object_new_string("yes"));
 			json_object_object_add(row, "verify", yes);	/* frees the old step */
-			json_object_object_add(row, "uml_note", json_object_new_string(
-				"UML interprets BPF; x86_64's JIT runs this program"));
+			json_object_object_add(row, "uml_note", json_object_new_string(needs_jit_note));
 			continue;
 		}
 		note = uml_fidelity_note(verify, json_str(verify, "verifier_error")) ?:

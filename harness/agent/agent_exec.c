@@ -239,6 +239,18 @@ static void fatal_watch_scan(struct fatal_watch *w)
 	}
 }
 
+/* Up to SIZE - 1 bytes of a /proc file, NUL-terminated; the count, or -1. */
+static ssize_t read_proc_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
 /* "pid ppid state name wchan" of every user process but the agent. */
 static json_object *process_snapshot(void)
 {
@@ -247,29 +259,19 @@ static json_object *process_snapshot(void)
 	DIR *dir = opendir("/proc");
 
 	while (dir && (de = readdir(dir))) {
-		char path[300], stat[512], wchan[128] = "", cmd[8], *name, *end;
-		int pid = atoi(de->d_name), ppid = 0, fd;
-		ssize_t n;
+		char path[300], stat[512], wchan[128], cmd[8], *name, *end;
+		int pid = atoi(de->d_name), ppid = 0;
 		char state = '?';
 
 		if (pid <= 1 || pid == getpid())
 			continue;
 		/* Kernel threads have no command line. */
 		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		n = fd >= 0 ? read(fd, cmd, sizeof(cmd)) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0)
+		if (read_proc_file(path, cmd, sizeof(cmd)) <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0)
+		if (read_proc_file(path, stat, sizeof(stat)) <= 0)
 			continue;
-		stat[n] = '\0';
 		name = strchr(stat, '(');
 		end = strrchr(stat, ')');
 		if (!name || !end)
@@ -277,11 +279,7 @@ static json_object *process_snapshot(void)
 		*end = '\0';
 		sscanf(end + 2, "%c %d", &state, &ppid);
 		snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		n = fd >= 0 ? read(fd, wchan, sizeof(wchan) - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		wchan[n > 0 ? n : 0] = '\0';
+		read_proc_file(path, wchan, sizeof(wchan));
 		snprintf(path, sizeof(path), "%d %d %c %s %s", pid, ppid, state, name + 1,
 			 *wchan && strcmp(wchan, "0") ? wchan : "-");
 		json_object_array_add(list, json_object_new_string(path));
