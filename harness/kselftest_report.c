@@ -206,31 +206,62 @@ static bool parse_progs_line(char *line, char **name, bool *subtest, enum ks_sta
 	return true;
 }
 
+/* The log test_progs prints before a "#N name:FAIL" line: from the end of
+ * the previous result line up to START, its last LOG_TAIL bytes.  It is a
+ * failure's reason when no -J summary says more (a killed test_progs writes
+ * none). */
+#define LOG_TAIL 4000
+
+static char *log_before(const char *out, size_t from, size_t start)
+{
+	size_t len;
+
+	while (from < start && (out[from] == '\n' || out[from] == ' '))
+		from++;
+	while (start > from && (out[start - 1] == '\n' || out[start - 1] == ' '))
+		start--;
+	if (start - from > LOG_TAIL)
+		from = start - LOG_TAIL;
+	len = start - from;
+	return len ? strndup(out + from, len) : NULL;
+}
+
 int ks_parse_test_progs(struct ks_results *r, const char *out)
 {
-	char *copy = strdup(out), *line, *save = NULL, *name;
-	const char *note;
-	enum ks_status status;
-	bool subtest;
+	size_t pos = 0, log_from = 0;
 	int tests = 0;
 
-	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	while (out[pos]) {
+		size_t start = pos, len = strcspn(out + pos, "\n");
+		char *line = strndup(out + start, len), *name, *log;
 		struct ks_result *seen;
+		const char *note;
+		enum ks_status status;
+		bool subtest;
 
-		if (!parse_progs_line(line, &name, &subtest, &status, &note))
+		pos += len + (out[pos + len] == '\n');
+		if (!parse_progs_line(line, &name, &subtest, &status, &note)) {
+			free(line);
 			continue;
+		}
+		log = status == KS_FAIL ? log_before(out, log_from, start) : NULL;
+		log_from = pos;
 		/* Some tests name two subtests alike (sock_xattr's read_sock_xattr):
 		 * one entry, failed if either failed. */
 		seen = ks_find(r, "test_progs", name);
 		if (seen) {
-			if (status == KS_FAIL)
+			if (status == KS_FAIL) {
 				seen->status = KS_FAIL;
-			continue;
+				free(seen->reason);
+				seen->reason = log ? utf8_copy(log) : NULL;
+			}
+		} else {
+			ks_add(r, "test_progs", name, subtest, status, log ?: note);
+			tests += !subtest;
 		}
-		ks_add(r, "test_progs", name, subtest, status, note);
-		tests += !subtest;
+		free(log);
+		free(line);
 	}
-	free(copy);
 	return tests;
 }
 
@@ -270,6 +301,16 @@ int ks_parse_test_verifier(struct ks_results *r, const char *out)
 	return found;
 }
 
+/* The summary's message is the test's own log: it replaces the log taken
+ * from the output for a failure, and is the only reason of anything else. */
+static void attach_message(struct ks_result *x, const char *msg)
+{
+	if (!x || !msg || !*msg || (x->reason && x->status != KS_FAIL))
+		return;
+	free(x->reason);
+	x->reason = utf8_copy(msg);
+}
+
 void ks_attach_test_progs_json(struct ks_results *r, json_object *summary)
 {
 	json_object *results, *test, *subtests, *sub, *v;
@@ -288,8 +329,7 @@ void ks_attach_test_progs_json(struct ks_results *r, json_object *summary)
 		tname = json_object_get_string(v);
 		msg = json_object_object_get_ex(test, "message", &v) ? json_object_get_string(v) : "";
 		x = ks_find(r, "test_progs", tname);
-		if (x && msg && *msg && !x->reason)
-			x->reason = utf8_copy(msg);
+		attach_message(x, msg);
 		if (!json_object_object_get_ex(test, "subtests", &subtests))
 			continue;
 		for (j = 0; j < json_object_array_length(subtests); j++) {
@@ -299,8 +339,7 @@ void ks_attach_test_progs_json(struct ks_results *r, json_object *summary)
 			snprintf(name, sizeof(name), "%s/%s", tname, json_object_get_string(v));
 			msg = json_object_object_get_ex(sub, "message", &v) ? json_object_get_string(v) : "";
 			x = ks_find(r, "test_progs", name);
-			if (x && msg && *msg && !x->reason)
-				x->reason = utf8_copy(msg);
+			attach_message(x, msg);
 		}
 	}
 }

@@ -1059,7 +1059,8 @@ def kselftest_ktap_output():
 def kselftest_harness_kills_test_progs_that_survives_its_crash():
     """test_progs' watchdog SIGSEGV leaves a test blocked in wait(): the agent
     kills it 10 s after "Caught signal", not at --timeout, and the rest of
-    the batch runs in a new guest (uprobe_multi_test on UML)."""
+    the batch runs in a new guest (uprobe_multi_test on UML); the failures
+    before it keep their logs."""
     before = guest_leftovers()[1]
     env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
     start = time.monotonic()
@@ -1068,9 +1069,15 @@ def kselftest_harness_kills_test_progs_that_survives_its_crash():
     wall = time.monotonic() - start
     doc = json.loads(proc.stdout)
     got = {r['name']: r['status'] for r in doc['results']}
-    want = {'stuck': 'error', 'stuck/first': 'passed', 'gamma': 'passed'}
+    want = {'stuck': 'error', 'stuck/first': 'failed', 'gamma': 'passed'}
     check(got == want, f'results {got}\nwant {want}\nstderr: {proc.stderr[-1500:]}')
-    reason = {r['name']: r.get('reason', '') for r in doc['results']}['stuck']
+    reasons = {r['name']: r.get('reason', '') for r in doc['results']}
+    # No summary.json from a killed test_progs: the failure's log is taken
+    # from the output, the lines before its result line.
+    check(reasons['stuck/first'] == 'test_first:PASS:setup 0 nsec\n'
+          'test_first:FAIL:count unexpected count: actual 1 != expected 2',
+          f'reason of stuck/first: {reasons["stuck/first"]!r}')
+    reason = reasons['stuck']
     for words in ('caught signal 11 (SIGSEGV)', 'did not exit', 'terminating with SIGSEGV',
                   'processes left', ' sleep '):
         check(words in reason, f'{words!r} not in the reason of stuck: {reason!r}')
