@@ -1028,13 +1028,14 @@ def kselftest_harness_shards_denies_retries_and_reports():
             'gamma': 'passed', 'delta': 'skipped', 'epsilon': 'failed', 'epsilon/bad': 'failed',
             'epsilon/twin': 'failed', 'kprobe_like': 'denied', 'test_verifier': 'failed', 'test_verifier/0/u some test': 'passed',
             'test_verifier/0/p some test': 'failed', 'test_verifier/1/p other': 'skipped',
-            'test_maps': 'passed'}
+            'test_maps': 'passed', 'zeta': 'passed', 'zeta/meant': 'passed'}
     check(got == want, f'results {got}\nwant {want}\nstderr: {proc.stderr[-1500:]}')
     reasons = {r['name']: r.get('reason', '') for r in doc['results']}
     check('exit status 139' in reasons['beta'], f'beta: {reasons["beta"]!r}')
     check('assertion failed' in reasons['epsilon/bad'], f'epsilon/bad: {reasons["epsilon/bad"]!r}')
     check(reasons['kprobe_like'].startswith('no kprobes'), f'kprobe_like: {reasons["kprobe_like"]!r}')
-    check(doc['tests'] == {'passed': 3, 'failed': 2, 'skipped': 1, 'denied': 1, 'error': 1},
+    check('expects this subtest to fail' in reasons['zeta/meant'], f'zeta/meant: {reasons["zeta/meant"]!r}')
+    check(doc['tests'] == {'passed': 4, 'failed': 2, 'skipped': 1, 'denied': 1, 'error': 1},
           f'test counts {doc["tests"]}')
     check(proc.returncode == EXIT_INFRA, f'exit {proc.returncode}, want 3 (a guest died)')
     check_no_leftovers(before)
