@@ -27,10 +27,13 @@
 #include "kselftest.h"
 #include "options.h"
 
-enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST };
+enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST };
 
 #define KS_TIMEOUT_S 1200	/* per guest: a batch of tests, or one runner */
 #define KS_MEM_MB 1536		/* test_progs' larger maps and bpf_testmod */
+/* As x86_64 CI runs them: several CPUs (cpumask's tests set CPU 1, others
+ * pin to a second CPU).  UML needs seccomp userspace for this. */
+#define KS_CPUS 2
 #define KS_LIST_TIMEOUT_S 60
 /* test_progs' lines that mean it is done for: its crash handler's, and its
  * watchdog's (which "terminates" a stuck test with a SIGSEGV that the
@@ -47,6 +50,7 @@ struct ks_opts {
 	int jobs;
 	int batch;		/* tests per guest; 0: automatic */
 	unsigned int mem_mb;
+	unsigned int cpus;	/* per guest */
 	const char *runners;	/* comma list */
 	const char *denylist;
 };
@@ -148,6 +152,7 @@ static int list_tests(const struct bpfuml_paths *paths, const struct ks_opts *o,
 		return fail(&o->common, EXIT_INFRA, "infrastructure", "cannot create a run directory: %s",
 			    strerror(-err));
 	s.mem_mb = o->mem_mb;
+	s.cpus = o->cpus;
 	s.keep = o->common.keep;
 	job = o->filter ? exec_job(dir, "list.out", KS_LIST_TIMEOUT_S, test_progs, "-l", "-t", o->filter, NULL)
 			: exec_job(dir, "list.out", KS_LIST_TIMEOUT_S, test_progs, "-l", NULL);
@@ -430,6 +435,7 @@ static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_resu
 				return fail(&o->common, EXIT_INFRA, "infrastructure",
 					    "cannot create a run directory: %s", strerror(-err));
 			sh->session.mem_mb = o->mem_mb;
+			sh->session.cpus = o->cpus;
 			sh->session.keep = 1;	/* the parent removes it */
 			fflush(NULL);
 			sh->worker = fork();
@@ -518,6 +524,7 @@ int cmd_kselftest(int argc, char **argv)
 		{ "filter", required_argument, NULL, OPT_FILTER },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "runners", required_argument, NULL, OPT_RUNNERS },
 		{ "denylist", required_argument, NULL, OPT_DENYLIST },
@@ -539,6 +546,7 @@ int cmd_kselftest(int argc, char **argv)
 
 	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	o.mem_mb = KS_MEM_MB;
+	o.cpus = KS_CPUS;
 	while ((c = getopt_long(argc, argv, "t:j:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FILTER:
@@ -553,6 +561,11 @@ int cmd_kselftest(int argc, char **argv)
 			o.mem_mb = strtoul(optarg, &end, 10);
 			if (*end || o.mem_mb < 128)
 				return usage(&o, "--mem wants MiB (>= 128)");
+			break;
+		case OPT_CPUS:
+			o.cpus = strtoul(optarg, &end, 10);
+			if (*end || o.cpus < 1 || o.cpus > 64)
+				return usage(&o, "--cpus wants a number of CPUs per guest (1..64)");
 			break;
 		case OPT_BATCH:
 			o.batch = strtol(optarg, &end, 10);

@@ -61,7 +61,7 @@ static const struct command commands[] = {
 	  "which map types can be created.  Failures carry the verifier's error line,\n"
 	  "and on UML a note when the cause is UML itself.  Compare with\n"
 	  "--backend qemu, the x86_64 answer." },
-	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB]",
+	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N]",
 	  "Run the kernel tree's own BPF selftests in UML guests: test_progs (sharded:\n"
 	  "batches of tests, -j guests at a time, default the number of cores),\n"
 	  "test_verifier and test_maps (one guest each), built by `make kselftest-build`\n"
@@ -70,7 +70,9 @@ static const struct command commands[] = {
 	  "test_progs alone unless --runners names others.  Tests and subtests of\n"
 	  "DENYLIST.uml (--denylist FILE) are not run and are reported as denied, with\n"
 	  "the missing kernel feature.  --timeout SEC bounds each guest (default 1200);\n"
-	  "--mem MB is each guest's memory (default 1536).  Output: KTAP, then a summary\n"
+	  "--mem MB is each guest's memory (default 1536), --cpus N its CPUs (default\n"
+	  "2, as x86_64 CI has several; UML then runs in seccomp mode).  Output: KTAP,\n"
+	  "then a summary\n"
 	  "of tests and subtests passed/failed/skipped/denied/error; --json: one JSON\n"
 	  "document (schema bpfuml-kselftest/1).  Exit 0 when nothing failed, 1 when a\n"
 	  "test failed, 3 when a guest died or timed out (its tests: error)." },

@@ -222,7 +222,7 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 	VM_OPTS(opts, .kernel = strcmp(backend, "qemu") ? paths->kernel : paths->qemu_kernel,
 		.init = paths->agent, .run_dir = s->run_dir,
 		/* 512 MiB: room for a 256 MiB verifier log; more costs boot time */
-		.mem_mb = s->mem_mb ?: 512);
+		.mem_mb = s->mem_mb ?: 512, .cpus = s->cpus);
 	struct vm_exit exit = { 0 };
 	char *text;
 	int err;

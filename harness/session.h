@@ -31,6 +31,7 @@ struct session {
 	const char *backend;		/* "uml" (default) or "qemu" */
 	const char *accel;		/* QEMU's accelerator ("kvm", "tcg"), or NULL */
 	unsigned int mem_mb;		/* guest memory; 0: 512 MiB */
+	unsigned int cpus;		/* guest CPUs; 0: 1 */
 };
 
 int session_create(struct session *s);

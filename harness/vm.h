@@ -18,6 +18,7 @@ struct vm_opts {
 	const char *run_dir;	/* host directory shared with the guest */
 	const char *console_log; /* file the kernel console is written to */
 	unsigned int mem_mb;	/* guest memory */
+	unsigned int cpus;	/* guest CPUs; 0: 1 */
 };
 #define VM_OPTS(name, ...) struct vm_opts name = { .sz = sizeof(struct vm_opts), __VA_ARGS__ }
 

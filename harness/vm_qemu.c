@@ -96,7 +96,10 @@ static void build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, 
 	arg(b, "-cpu");
 	arg(b, kvm ? "host" : "max");
 	arg(b, "-smp");
-	arg(b, getenv("BPFUML_QEMU_SMP") ?: "1");
+	if (getenv("BPFUML_QEMU_SMP"))
+		arg(b, getenv("BPFUML_QEMU_SMP"));
+	else
+		argf(b, "%u", opts->cpus ?: 1);
 	arg(b, "-m");
 	argf(b, "%u", opts->mem_mb ?: 512);
 	arg(b, "-serial");

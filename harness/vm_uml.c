@@ -43,12 +43,13 @@ static void uml_child(const struct vm_opts *opts, char *const argv[], int consol
 
 static int uml_start(struct vm *vm, const struct vm_opts *opts)
 {
-	char mem[32], umid[64], uml_dir[4200], init[4200], console_path[4200];
+	char mem[32], umid[64], uml_dir[4200], init[4200], console_path[4200], ncpus[32];
 	static unsigned int instance;	/* bench boots many guests per process */
 	int console_fd;
 	pid_t pid;
 
 	snprintf(mem, sizeof(mem), "mem=%uM", opts->mem_mb ?: 256);
+	snprintf(ncpus, sizeof(ncpus), "ncpus=%u", opts->cpus ?: 1);
 	/* Unique per run: two runs at once never share an instance. */
 	snprintf(umid, sizeof(umid), "umid=bpfuml-%d-%lx-%u", getpid(), (long)time(NULL), instance++);
 	snprintf(uml_dir, sizeof(uml_dir), "uml_dir=%s", opts->run_dir);
@@ -69,6 +70,9 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 		 * boot, and a guest that only busy-waits in rare udelay()s
 		 * does not need it exact. */
 		"lpj=20000000",
+		/* More than one CPU needs seccomp userspace: UML refuses SMP
+		 * with ptrace userspace, its default. */
+		opts->cpus > 1 ? "seccomp=on" : "seccomp=off", ncpus,
 		init, "--", (char *)opts->run_dir, NULL,
 	};
 
