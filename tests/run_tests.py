@@ -918,9 +918,15 @@ def check_perf_event_context(code, doc):
 
 @test
 def perf_event_context_laid_out_as_on_x86_64():
-    # 0026: sample_period at 168, narrow loads allowed, the context ends at 184.
+    # 0026: sample_period at 168, narrow loads allowed, the context ends at 184,
+    # whether the program was built against UML's vmlinux.h or x86_64's.
     code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'perf_event_ctx.bpf.o'))
     check_perf_event_context(code, doc)
+    if os.path.exists(os.path.join(X86_VMLINUX_DIR, 'vmlinux.h')):
+        with tempfile.TemporaryDirectory() as tmp:
+            obj = compile_for_x86_64(os.path.join(SRC_PROGS, 'perf_event_ctx.bpf.c'), tmp)
+            code, doc, err = bpfuml_json('verify', obj)
+        check_perf_event_context(code, doc)
 
 
 @test

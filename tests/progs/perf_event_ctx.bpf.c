@@ -2,8 +2,9 @@
 /* perf_event_ctx.bpf.c — a perf_event program's context as x86_64 lays it
  * out: 168 bytes of registers, then sample_period (offset 168) and addr
  * (176).  UML's bpf_user_pt_regs_t is its whole struct pt_regs, so without
- * kernel-patches 0026 offset 168 is a register slot there (only 8-byte
- * loads allowed) and offset 184 is still inside the context.
+ * kernel-patches 0026 sample_period is at offset 256 in UML's vmlinux.h,
+ * offset 168 is a register slot (only 8-byte loads allowed) and offset 184
+ * is still inside the context.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
