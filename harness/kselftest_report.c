@@ -291,7 +291,7 @@ int ks_parse_test_progs(struct ks_results *r, const char *out)
  * a failure's explanation follows on the next lines. */
 int ks_parse_test_verifier(struct ks_results *r, const char *out)
 {
-	char *copy = strdup(out), *line, *save = NULL, *end, *skip;
+	char *copy = strdup(out), *line, *save = NULL, *end, *skip, *note;
 	char name[600];
 	int found = 0;
 
@@ -314,9 +314,14 @@ int ks_parse_test_verifier(struct ks_results *r, const char *out)
 		} else {
 			continue;
 		}
+		/* "desc Did not run the program (not supported) OK": loaded
+		 * and checked, not run; the note is not part of the name. */
+		note = strstr(line, " Did not run the program (");
+		if (note)
+			*note++ = '\0';
 		snprintf(name, sizeof(name), "test_verifier/%s", line + 1);
 		ks_add(r, "test_verifier", name, true, status,
-		       status == KS_SKIP ? trim(skip + 5) : NULL);
+		       status == KS_SKIP ? trim(skip + 5) : note);
 		found++;
 	}
 	free(copy);

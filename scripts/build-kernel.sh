@@ -23,6 +23,13 @@ KERNEL_VERSION=${KERNEL_VERSION:-7.3.4-1~bpo13+1}
 BUILD_DIR=${BUILD_DIR:-$top/build}
 V=${V:-0}
 JOBS=${JOBS:-$(nproc)}
+# BTF in link order, the same every build.  With pahole 1.24 (bookworm),
+# scripts/Makefile.btf runs pahole -j, which encodes compile units in a random
+# order, unless KBUILD_BUILD_TIMESTAMP is set.  The order decides which of two
+# BTF functions of one name libbpf attaches to: kernel/bpf/bpf_lsm_proto.c's
+# prototypes (file__nullable) must come before bpf_lsm.c's, or an LSM program
+# may dereference a NULL file unchecked (selftest verifier_lsm).
+export KBUILD_BUILD_TIMESTAMP='1970-01-01 00:00:00 UTC'
 CLANG=${CLANG:-clang-19}
 LLVM_STRIP=${LLVM_STRIP:-llvm-strip-19}
 KEEP_ARTIFACTS=${KEEP_ARTIFACTS:-4}

@@ -1051,6 +1051,7 @@ def kselftest_harness_shards_denies_retries_and_reports():
             'gamma': 'passed', 'delta': 'skipped', 'epsilon': 'failed', 'epsilon/bad': 'failed',
             'epsilon/twin': 'failed', 'kprobe_like': 'denied', 'test_verifier': 'failed', 'test_verifier/0/u some test': 'passed',
             'test_verifier/0/p some test': 'failed', 'test_verifier/1/p other': 'skipped',
+            'test_verifier/2/p loaded only': 'passed',
             'test_maps': 'passed', 'zeta': 'passed', 'zeta/meant': 'passed'}
     check(got == want, f'results {got}\nwant {want}\nstderr: {proc.stderr[-1500:]}')
     reasons = {r['name']: r.get('reason', '') for r in doc['results']}
