@@ -9,7 +9,7 @@
  * while the table resizes.  The host scans the console for WARN/BUG/Oops
  * (tests/run_tests.py, rhash/console_clean).
  *
- * UML is SMP=n: the threads take turns on one CPU (at syscalls, sleeps and
+ * The guest has one CPU: the threads take turns on one CPU (at syscalls, sleeps and
  * the 100 Hz tick), they never run at the same instant; what they exercise is
  * the kernel's paths interleaved with a resize worker and RCU callbacks.
  */

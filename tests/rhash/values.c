@@ -7,7 +7,7 @@
  * deleting or overwriting an element cancels its timer
  * (bpf_obj_cancel_fields() in rhtab_delete_elem()/rhtab_map_update_existing()).
  *
- * UML is SMP=n with voluntary preemption: the threads below take turns on
+ * The guest has one CPU and voluntary preemption: the threads below take turns on
  * one CPU and a task is not preempted inside the kernel, so a copy in
  * progress cannot be watched by another thread.  What can cut a copy in two
  * there is an interrupt: the tear checks use a BPF timer that rewrites its
