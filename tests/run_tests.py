@@ -900,20 +900,23 @@ def tracepoints_and_iterators_attach_on_uml():
 def kprobe_context_bounded_as_on_x86_64():
     # 0010: past x86_64's 21 registers (offset 168) is outside the context.
     code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'kprobe_ctx_bound.bpf.o'))
-    p = prog(doc, 'past_regs')
+    check_rejected_with(code, doc, 'past_regs', 'invalid bpf_context access off=168 size=8')
+
+
+def check_rejected_with(code, doc, name, error):
+    """Program NAME was rejected with the verifier's ERROR line, and the
+    command said so (exit 1)."""
+    p = prog(doc, name)
     legacy = (p.get('diagnostics') or {}).get('legacy_error') or ''
-    check(code == EXIT_REJECTED and 'invalid bpf_context access off=168 size=8' in legacy,
-          f'exit {code}, verdict {p["verdict"]}, legacy {legacy!r}')
+    check(code == EXIT_REJECTED and error in legacy,
+          f'{name}: exit {code}, verdict {p["verdict"]}, legacy {legacy!r}')
 
 
 def check_perf_event_context(code, doc):
     narrow = prog(doc, 'sample_period_narrow')
     check(narrow['verdict'] == 'accepted',
           f'sample_period_narrow: {narrow["verdict"]}: {(narrow.get("log") or "")[-600:]}')
-    past = prog(doc, 'past_context')
-    legacy = (past.get('diagnostics') or {}).get('legacy_error') or ''
-    check(code == EXIT_REJECTED and 'invalid bpf_context access off=184 size=8' in legacy,
-          f'past_context: exit {code}, verdict {past["verdict"]}, legacy {legacy!r}')
+    check_rejected_with(code, doc, 'past_context', 'invalid bpf_context access off=184 size=8')
 
 
 @test
@@ -1371,10 +1374,7 @@ def qemu_kprobe_context_bound_same_as_uml():
     with tempfile.TemporaryDirectory() as tmp:
         obj = compile_for_x86_64(os.path.join(SRC_PROGS, 'kprobe_ctx_bound.bpf.c'), tmp)
         code, doc, err = bpfuml_json('verify', '--backend', 'qemu', obj, timeout=600)
-    p = prog(doc, 'past_regs')
-    legacy = (p.get('diagnostics') or {}).get('legacy_error') or ''
-    check(code == EXIT_REJECTED and 'invalid bpf_context access off=168 size=8' in legacy,
-          f'exit {code}, verdict {p["verdict"]}, legacy {legacy!r}')
+    check_rejected_with(code, doc, 'past_regs', 'invalid bpf_context access off=168 size=8')
 
 
 @qemu_test
