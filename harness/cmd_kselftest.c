@@ -232,7 +232,7 @@ static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const
 {
 	char runner[2 * PATH_MAX], json_path[64], allow[64], deny[64];
 	json_object *job;
-	int code;
+	int code, timeout_s = shard_timeout(o, sh);
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -254,7 +254,7 @@ static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const
 		snprintf(json_path, sizeof(json_path), "%s/summary.json", GUEST_RUN_DIR);
 		snprintf(allow, sizeof(allow), "@%s/allow.txt", GUEST_RUN_DIR);
 		snprintf(deny, sizeof(deny), "@%s/deny.txt", GUEST_RUN_DIR);
-		job = exec_job(dir, "output.txt", shard_timeout(o, sh), runner, "-a", allow, "-d", deny,
+		job = exec_job(dir, "output.txt", timeout_s, runner, "-a", allow, "-d", deny,
 			       "-J", json_path, NULL);
 		json_object *fatal = json_object_new_array();
 
@@ -263,17 +263,17 @@ static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const
 		json_object_object_add(job, "fatal_output", fatal);
 		json_object_object_add(job, "fatal_grace_s", json_object_new_int(KS_FATAL_GRACE_S));
 	} else {
-		job = exec_job(dir, "output.txt", shard_timeout(o, sh), runner, NULL);
+		job = exec_job(dir, "output.txt", timeout_s, runner, NULL);
 	}
 	/* The host's deadline is the guest's own plus the time to report it. */
 	struct common_opts common = o->common;
 
-	common.timeout_s = shard_timeout(o, sh) + 30;
+	common.timeout_s = timeout_s + 30;
 	common.json = true;	/* failures are reported by the parent */
 	freopen("/dev/null", "w", stdout);
 	code = boot_guest(&sh->session, paths, &common, job);
 	if (code != EXIT_OK) {
-		char *why = session_trouble(&sh->session, shard_timeout(o, sh));
+		char *why = session_trouble(&sh->session, timeout_s);
 
 		session_write_file(&sh->session, "host-trouble.txt", why);
 		free(why);
