@@ -1386,6 +1386,13 @@ def qemu_perf_event_context_same_as_uml():
     check_perf_event_context(code, doc)
 
 
+# Tests of one area live in tests/areas/*.py, run in this module's namespace
+# (they use test, check, bpfuml, ... as if written here), in name order.
+for _area in sorted(glob.glob(os.path.join(TOP, 'tests', 'areas', '*.py'))):
+    with open(_area) as _f:
+        exec(compile(_f.read(), _area, 'exec'), globals())
+
+
 def main():
     only = sys.argv[sys.argv.index('-k') + 1] if '-k' in sys.argv else None
     BASELINE_DIRS.update(guest_leftovers()[1])
