@@ -395,6 +395,10 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 		fprintf(out, ": %s", not_loaded_reason(prog, reason, sizeof(reason)));
 	fputc('\n', out);
 
+	if (json_int(prog, "log_truncated", 0))
+		fprintf(out, "  note: the verifier log did not fit in %lld MiB: only its last part is "
+			"kept; the verdict comes from a load that logged statistics only\n",
+			json_int(prog, "log_buffer", 0) >> 20);
 	note = session_is_uml(s) ? uml_fidelity_note(prog, log ? log->legacy_error : NULL) : NULL;
 	if (!strcmp(verdict, "rejected") && log) {
 		if (log->legacy_error)

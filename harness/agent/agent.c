@@ -235,6 +235,8 @@ out:
 
 /* Test-only faults, so that the host's handling of a dying or silent guest
  * can be tested for real. */
+const char *agent_test_fault;
+
 static void inject_fault(const char *fault)
 {
 	if (!strcmp(fault, "panic")) {
@@ -319,8 +321,10 @@ int main(int argc, char **argv)
 	command = json_object_get_string(value);
 	/* Never on the host: "panic" would crash the machine itself. */
 	if (!host_mode && json_object_object_get_ex(job, "test_fault", &value) &&
-	    (fault = json_object_get_string(value)))
+	    (fault = json_object_get_string(value))) {
+		agent_test_fault = fault;
 		inject_fault(fault);
+	}
 
 	if (!strcmp(command, "verify"))
 		err = agent_verify(job, result);

@@ -28,6 +28,10 @@ extern const char *agent_run_dir;
 #define AGENT_LOG_GROWTH 4
 #define AGENT_LOG_MAX (256u << 20)
 
+/* The job's "test_fault" (tests only, never in host mode), or NULL: faults
+ * that act in the middle of a job look here. */
+extern const char *agent_test_fault;
+
 /* Each job fills RESULT and returns 0, or a negative errno when it could not
  * be done at all (the reason is then in RESULT's "error"). */
 int agent_verify(json_object *job, json_object *result);

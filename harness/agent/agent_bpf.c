@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -97,14 +98,28 @@ static struct bpf_object *open_object(const char *path, json_object *result)
 
 /* ---- verify ------------------------------------------------------------- */
 
+/* The verifier's statistics-only log level (the kernel's BPF_LOG_STATS, not
+ * in the UAPI headers): a few lines whatever the program, and the kernel's
+ * verdict kept. */
+#define LOG_LEVEL_STATS 4
+
+/* One program's outcome.  Programs are kept by their index in the object
+ * (the order of bpf_object__for_each_program(), the same at every open),
+ * never by a copied name: names are unbounded, and two long names may share
+ * any prefix. */
 struct prog_outcome {
-	char name[128];
-	char section[128];
+	int index;		/* position in the object */
+	char *name;
+	char *section;
 	enum bpf_prog_type type;
-	int err;		/* 0 accepted, else the negative errno of the load */
-	char *log;		/* verifier log, NUL-terminated */
+	bool loaded;		/* the kernel returned a program fd */
+	int err;		/* 0, or the negative errno of the load */
+	const char *error;	/* why, when the agent itself failed (no errno text) */
+	char *log;		/* verifier log, NUL-terminated, until written out */
+	size_t log_len;
 	size_t log_buffer;	/* size of the buffer the log was collected in */
-	bool log_truncated;	/* full even at AGENT_LOG_MAX: only its tail is here */
+	bool log_truncated;	/* full even at AGENT_LOG_MAX: only part of it is here */
+	char *log_file;		/* where the log went in the run directory */
 	char *messages;		/* libbpf's warnings during the load */
 	const char *load;	/* "together" or "alone" */
 };
@@ -121,18 +136,66 @@ static bool name_selected(json_object *wanted, const char *name)
 	return false;
 }
 
+static struct bpf_program *program_at(struct bpf_object *obj, int index)
+{
+	struct bpf_program *prog;
+	int i = 0;
+
+	bpf_object__for_each_program(prog, obj)
+		if (i++ == index)
+			return prog;
+	return NULL;
+}
+
 static void take_messages(struct prog_outcome *out)
 {
+	free(out->messages);
 	out->messages = libbpf_messages;
 	libbpf_messages = NULL;
 	libbpf_messages_len = 0;
+}
+
+/* The one place a verdict is decided.  "accepted" only when the kernel
+ * returned a program fd: a program libbpf skipped (autoload off, a "?"
+ * section) was never judged. */
+static const char *verdict_of(const struct prog_outcome *out)
+{
+	if (!out->err && out->loaded)
+		return "accepted";
+	if (out->err && out->log_len)
+		return "rejected";	/* the verifier ran and said why */
+	return "not_loaded";	/* refused before or without the verifier, or never tried */
+}
+
+/* The agent could not try this program at all: say why, never "accepted". */
+static void agent_failed(struct prog_outcome *out, int err, const char *why)
+{
+	out->loaded = false;
+	out->err = err ?: -EIO;
+	out->error = why;
+}
+
+/* Write the program's log into the run directory now and free it, so that
+ * one program's (up to AGENT_LOG_MAX) log is resident at a time. */
+static void store_log(struct prog_outcome *out, const char *log_prefix)
+{
+	char log_name[64];
+
+	out->log_len = out->log ? strlen(out->log) : 0;
+	if (out->log_len) {
+		snprintf(log_name, sizeof(log_name), "%sprog-%d.log", log_prefix, out->index);
+		if (!agent_write_file(log_name, out->log, out->log_len))
+			out->log_file = strdup(log_name);
+	}
+	free(out->log);
+	out->log = NULL;
 }
 
 /* Load every selected program in one bpf_object__load(), as libbpf would.
  * Returns 0 if all were accepted; any error means the caller judges each
  * program on its own. */
 static int load_together(const char *path, json_object *wanted, struct prog_outcome *outs,
-			 int nr_progs, int log_level, json_object *result)
+			 int nr_progs, int log_level, const char *log_prefix, json_object *result)
 {
 	struct bpf_object *obj;
 	struct bpf_program *prog;
@@ -148,13 +211,14 @@ static int load_together(const char *path, json_object *wanted, struct prog_outc
 		bpf_object__close(obj);
 		return -ENOMEM;
 	}
+	/* Autoload on for every selected program: libbpf leaves programs of
+	 * "?" sections off, and they are the ones written to be judged. */
 	bpf_object__for_each_program(prog, obj) {
 		bool selected = name_selected(wanted, bpf_program__name(prog));
 
-		if (!selected) {
-			bpf_program__set_autoload(prog, false);
+		bpf_program__set_autoload(prog, selected);
+		if (!selected)
 			continue;
-		}
 		bufs[i] = calloc(1, AGENT_LOG_MIN);
 		if (!bufs[i]) {
 			err = -ENOMEM;
@@ -167,16 +231,19 @@ static int load_together(const char *path, json_object *wanted, struct prog_outc
 	err = bpf_object__load(obj);
 	if (err)
 		goto out;
-	i = 0;
-	bpf_object__for_each_program(prog, obj) {
-		if (!name_selected(wanted, bpf_program__name(prog)))
-			continue;
+	for (i = 0; i < nr_progs; i++) {
+		prog = program_at(obj, outs[i].index);
+		outs[i].loaded = prog && bpf_program__fd(prog) >= 0;
 		outs[i].err = 0;
 		outs[i].log = bufs[i];
 		outs[i].log_buffer = AGENT_LOG_MIN;
 		outs[i].load = "together";
 		bufs[i] = NULL;
-		i++;
+		store_log(&outs[i], log_prefix);
+		if (!outs[i].loaded) {
+			err = -ENOENT;	/* judge them alone: never an fd-less "accepted" */
+			goto out;
+		}
 	}
 	take_messages(&outs[0]);
 out:
@@ -206,98 +273,149 @@ static bool prog_array_target_missing(const char *messages)
 	return false;
 }
 
-/* Load one program on its own (the object's maps with it), growing the log
- * buffer whenever the kernel says the log did not fit. */
-static int load_alone(const char *path, const char *name, int log_level,
-		      struct prog_outcome *out, json_object *result)
+/* One load of the object for program out->index, its log in a SIZE buffer
+ * at LOG_LEVEL.  WHOLE: the object's other programs load with it as libbpf
+ * would load them (their own autoload); else the program alone.  Fills
+ * out->err, loaded, log; on success with KEEP, the object is handed back
+ * instead of closed.  Returns 0, or a negative errno when the agent could
+ * not try (out->error says why). */
+static int load_once(const char *path, struct prog_outcome *out, bool whole, int log_level,
+		     size_t size, struct bpf_object **keep, json_object *result)
 {
-	size_t size = AGENT_LOG_MIN;
+	struct bpf_program *prog, *p;
+	struct bpf_object *obj;
+	int err;
 
-	for (;;) {
-		struct bpf_object *obj;
-		struct bpf_program *prog, *p;
-		char *buf;
-		int err;
-
-		reset_libbpf_messages();
-		obj = open_object(path, result);
-		if (!obj)
-			return -errno;
-		buf = calloc(1, size);
-		if (!buf) {
-			bpf_object__close(obj);
-			return -ENOMEM;
-		}
-		prog = bpf_object__find_program_by_name(obj, name);
-		bpf_object__for_each_program(p, obj)
-			bpf_program__set_autoload(p, p == prog);
-		bpf_program__set_log_buf(prog, buf, size);
-		bpf_program__set_log_level(prog, log_level);
-		err = bpf_object__load(obj);
-		bpf_object__close(obj);
-		/* ENOSPC from a load means the log did not fit, whatever the
-		 * buffer holds: the kernel may have kept only part of it. */
-		if (err == -ENOSPC && size < AGENT_LOG_MAX) {
-			free(buf);
-			size *= AGENT_LOG_GROWTH;
-			continue;
-		}
-		/* libbpf fills prog arrays only after every program loaded;
-		 * if a slot names another program, not loaded with this one,
-		 * that failure is the harness's, and the verifier accepted. */
-		if (err && prog_array_target_missing(libbpf_messages))
-			err = 0;
-		out->err = err;
-		out->log = buf;
-		out->log_buffer = size;
-		out->log_truncated = err == -ENOSPC;
-		out->load = "alone";
-		take_messages(out);
-		return 0;
+	reset_libbpf_messages();
+	obj = open_object(path, result);
+	if (!obj) {
+		agent_failed(out, -errno, "libbpf could not open the object again");
+		return out->err;
 	}
+	prog = program_at(obj, out->index);
+	if (!prog) {
+		bpf_object__close(obj);
+		agent_failed(out, -ENOENT, "the program is not in the object when opened again");
+		return out->err;
+	}
+	free(out->log);
+	out->log = calloc(1, size);
+	if (!out->log) {
+		bpf_object__close(obj);
+		agent_failed(out, -ENOMEM, "no memory for the verifier log buffer");
+		return out->err;
+	}
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, p == prog || (whole && bpf_program__autoload(p)));
+	bpf_program__set_log_buf(prog, out->log, size);
+	bpf_program__set_log_level(prog, log_level);
+	err = bpf_object__load(obj);
+	out->loaded = !err && bpf_program__fd(prog) >= 0;
+	/* libbpf fills prog arrays only after every program loaded (so this
+	 * one had its fd); if a slot names another program, not loaded with
+	 * this one, that failure is the harness's, and the verifier accepted. */
+	if (err && err != -ENOSPC && !whole && prog_array_target_missing(libbpf_messages)) {
+		err = 0;
+		out->loaded = true;
+	}
+	out->err = err;
+	out->log_buffer = size;
+	out->error = NULL;
+	take_messages(out);
+	if (keep && out->loaded)
+		*keep = obj;
+	else
+		bpf_object__close(obj);
+	return 0;
 }
 
-static json_object *outcome_to_json(const struct prog_outcome *out, const char *log_prefix, int index)
+/* Load program out->index (see load_once for WHOLE and KEEP), growing the
+ * log buffer whenever the kernel says the log did not fit.  A log that does
+ * not fit even AGENT_LOG_MAX is kept as far as it goes and said to be
+ * truncated, never turned into a verdict: the kernel fails any load whose
+ * log overflowed, so the verdict comes from one more load that logs only
+ * its statistics (LOG_LEVEL_STATS: a few lines, whatever the program). */
+static void load_program(const char *path, struct prog_outcome *out, bool whole, int log_level,
+			 const char *log_prefix, struct bpf_object **keep, json_object *result)
+{
+	size_t size = AGENT_LOG_MIN, max = AGENT_LOG_MAX;
+
+	/* Test hook: a small ceiling, so that a 16+ MiB log is truncated. */
+	if (agent_test_fault && !strcmp(agent_test_fault, "small-log-max"))
+		max = AGENT_LOG_MIN;
+	out->load = whole ? "together" : "alone";
+	for (;;) {
+		if (load_once(path, out, whole, log_level, size, keep, result) || out->err != -ENOSPC)
+			break;
+		if (size >= max) {
+			out->log_truncated = true;
+			store_log(out, log_prefix);
+			load_once(path, out, whole, LOG_LEVEL_STATS, 65536, keep, result);
+			free(out->log);
+			out->log = NULL;
+			out->log_buffer = size;
+			return;
+		}
+		size *= AGENT_LOG_GROWTH;
+	}
+	store_log(out, log_prefix);
+}
+
+static json_object *outcome_to_json(const struct prog_outcome *out)
 {
 	json_object *prog = json_object_new_object();
 	const char *type = libbpf_bpf_prog_type_str(out->type);
-	size_t log_len = out->log ? strlen(out->log) : 0;
-	const char *verdict;
-	char log_name[64];
-
-	if (!out->err)
-		verdict = "accepted";
-	else if (log_len)
-		verdict = "rejected";	/* the verifier ran and said why */
-	else
-		verdict = "not_loaded";	/* refused before or without the verifier */
 
 	json_object_object_add(prog, "name", json_object_new_string(out->name));
 	json_object_object_add(prog, "section", json_object_new_string(out->section));
 	json_object_object_add(prog, "type", json_object_new_string(type ?: "unknown"));
-	json_object_object_add(prog, "verdict", json_object_new_string(verdict));
+	json_object_object_add(prog, "verdict", json_object_new_string(verdict_of(out)));
 	json_object_object_add(prog, "load", json_object_new_string(out->load ?: "alone"));
 	if (out->err) {
 		json_object_object_add(prog, "errno", json_object_new_int(-out->err));
-		json_object_object_add(prog, "error", json_object_new_string(strerror(-out->err)));
+		json_object_object_add(prog, "error", json_object_new_string(out->error ?: strerror(-out->err)));
+	} else if (!out->loaded) {
+		json_object_object_add(prog, "error", json_object_new_string(
+			"libbpf reported success but the kernel returned no program fd"));
 	}
 	/* Why a program type was refused before any verification. */
-	if (out->err && !log_len && libbpf_probe_bpf_prog_type(out->type, NULL) == 0)
+	if (out->err && !out->error && !out->log_len && libbpf_probe_bpf_prog_type(out->type, NULL) == 0)
 		json_object_object_add(prog, "type_unsupported", json_object_new_boolean(true));
 	if (out->messages && *out->messages)
 		json_object_object_add(prog, "libbpf_messages", json_object_new_string(out->messages));
-	snprintf(log_name, sizeof(log_name), "%sprog-%d.log", log_prefix, index);
-	if (log_len && !agent_write_file(log_name, out->log, log_len))
-		json_object_object_add(prog, "log_file", json_object_new_string(log_name));
-	json_object_object_add(prog, "log_bytes", json_object_new_int64(log_len));
+	if (out->log_file)
+		json_object_object_add(prog, "log_file", json_object_new_string(out->log_file));
+	json_object_object_add(prog, "log_bytes", json_object_new_int64(out->log_len));
 	json_object_object_add(prog, "log_buffer", json_object_new_int64(out->log_buffer));
 	if (out->log_truncated)
 		json_object_object_add(prog, "log_truncated", json_object_new_boolean(true));
 	return prog;
 }
 
+static void free_outcome(struct prog_outcome *out)
+{
+	free(out->name);
+	free(out->section);
+	free(out->log);
+	free(out->log_file);
+	free(out->messages);
+}
+
+/* Test hook (--test-fault object-vanishes): the object is gone after the
+ * first pass, so that every later open fails, as a vanished or unreadable
+ * file would. */
+static void maybe_remove_object(const char *path)
+{
+	char guest_path[512];
+
+	if (agent_test_fault && !strcmp(agent_test_fault, "object-vanishes")) {
+		snprintf(guest_path, sizeof(guest_path), "%s/%s", agent_run_dir, path);
+		unlink(guest_path);
+	}
+}
+
 /* Judge the programs of one object into RESULT ("programs", or "error");
- * their logs are written as LOG_PREFIXprog-N.log. */
+ * their logs are written as LOG_PREFIXprog-N.log, N the program's index. */
 static int verify_object(const char *path, json_object *wanted, int log_level,
 			 const char *log_prefix, json_object *result)
 {
@@ -305,7 +423,7 @@ static int verify_object(const char *path, json_object *wanted, int log_level,
 	struct prog_outcome *outs;
 	struct bpf_object *obj;
 	struct bpf_program *prog;
-	int nr = 0, i, err;
+	int nr = 0, i, index, err;
 
 	/* First pass: which programs are there, and are the wanted ones? */
 	obj = open_object(path, result);
@@ -329,74 +447,43 @@ static int verify_object(const char *path, json_object *wanted, int log_level,
 		bpf_object__close(obj);
 		return -ENOMEM;
 	}
-	i = 0;
+	i = index = 0;
 	bpf_object__for_each_program(prog, obj) {
-		if (!name_selected(wanted, bpf_program__name(prog)))
-			continue;
-		snprintf(outs[i].name, sizeof(outs[i].name), "%s", bpf_program__name(prog));
-		snprintf(outs[i].section, sizeof(outs[i].section), "%s", bpf_program__section_name(prog));
-		outs[i].type = bpf_program__type(prog);
-		i++;
+		if (name_selected(wanted, bpf_program__name(prog))) {
+			outs[i].index = index;
+			outs[i].name = strdup(bpf_program__name(prog));
+			outs[i].section = strdup(bpf_program__section_name(prog));
+			outs[i].type = bpf_program__type(prog);
+			if (!outs[i].name || !outs[i].section)
+				agent_failed(&outs[i], -ENOMEM, "no memory for the program's name");
+			i++;
+		}
+		index++;
 	}
 	bpf_object__close(obj);
+	maybe_remove_object(path);
 
 	/* Together first (dependencies resolved as libbpf does); if anything
 	 * fails, each program is judged alone so that one rejection does not
 	 * hide the others' verdicts. */
-	err = nr > 1 ? load_together(path, wanted, outs, nr, log_level, result) : -1;
+	err = nr > 1 ? load_together(path, wanted, outs, nr, log_level, log_prefix, result) : -1;
 	if (err) {
 		for (i = 0; i < nr; i++) {
-			free(outs[i].log);
-			outs[i].log = NULL;
-			err = load_alone(path, outs[i].name, log_level, &outs[i], result);
-			if (err)
-				break;
+			free(outs[i].log_file);
+			outs[i].log_file = NULL;
+			outs[i].loaded = false;
+			if (outs[i].name && outs[i].section)
+				load_program(path, &outs[i], false, log_level, log_prefix, NULL, result);
 		}
 	}
 
 	progs = json_object_new_array();
 	for (i = 0; i < nr; i++) {
-		json_object_array_add(progs, outcome_to_json(&outs[i], log_prefix, i));
-		free(outs[i].log);
-		free(outs[i].messages);
+		json_object_array_add(progs, outcome_to_json(&outs[i]));
+		free_outcome(&outs[i]);
 	}
 	json_object_object_add(result, "programs", progs);
 	free(outs);
-	return err;
-}
-
-/* One object ("object"), or several in one boot ("objects": each gets its
- * own entry in the result's "objects", judged as if alone). */
-int agent_verify(json_object *job, json_object *result)
-{
-	const char *path = json_string_member(job, "object");
-	int log_level = json_int_member(job, "log_level", 1);
-	json_object *wanted = NULL, *objects, *results;
-	char prefix[32];
-	size_t i;
-
-	libbpf_set_print(capture_libbpf_print);
-	json_object_object_get_ex(job, "programs", &wanted);
-	if (wanted && !json_object_is_type(wanted, json_type_array))
-		wanted = NULL;
-	if (path)
-		return verify_object(path, wanted, log_level, "", result);
-	if (!json_object_object_get_ex(job, "objects", &objects) ||
-	    !json_object_is_type(objects, json_type_array)) {
-		set_error(result, "job has no object");
-		return -EINVAL;
-	}
-	results = json_object_new_array();
-	json_object_object_add(result, "objects", results);
-	for (i = 0; i < json_object_array_length(objects); i++) {
-		json_object *one = json_object_new_object();
-
-		path = json_object_get_string(json_object_array_get_idx(objects, i));
-		json_object_object_add(one, "object", json_object_new_string(path));
-		snprintf(prefix, sizeof(prefix), "obj-%zu-", i);
-		verify_object(path, wanted, log_level, prefix, one);
-		json_object_array_add(results, one);
-	}
 	return 0;
 }
 
@@ -588,7 +675,6 @@ int agent_run(json_object *job, json_object *result)
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog, *p;
 	json_object *progs, *run;
-	bool alone;
 	int err;
 
 	libbpf_set_print(capture_libbpf_print);
@@ -601,47 +687,48 @@ int agent_run(json_object *job, json_object *result)
 	if (err)
 		goto out;
 
-	out.log_buffer = AGENT_LOG_MIN;
-	out.log = calloc(1, out.log_buffer);
-	if (!out.log) {
+	/* Which program: by name once, then by index. */
+	obj = open_object(path, result);
+	if (!obj) {
+		err = -EINVAL;
+		goto out;
+	}
+	prog = bpf_object__find_program_by_name(obj, name);
+	if (!prog) {
+		set_error(result, "no program named '%s' in the object", name);
+		err = -ENOENT;
+		goto out;
+	}
+	bpf_object__for_each_program(p, obj) {
+		if (p == prog)
+			break;
+		out.index++;
+	}
+	out.name = strdup(name);
+	out.section = strdup(bpf_program__section_name(prog));
+	out.type = bpf_program__type(prog);
+	bpf_object__close(obj);
+	obj = NULL;
+	if (!out.name || !out.section) {
+		set_error(result, "no memory for the program's name");
 		err = -ENOMEM;
 		goto out;
 	}
 	/* The whole object first, so that a prog array filled at load finds
 	 * its programs (a tail call's target); if another program keeps the
 	 * object from loading, the chosen program alone. */
-	for (alone = false;; alone = true) {
-		obj = open_object(path, result);
-		if (!obj) {
-			err = -EINVAL;
-			goto out;
-		}
-		prog = bpf_object__find_program_by_name(obj, name);
-		if (!prog) {
-			set_error(result, "no program named '%s' in the object", name);
-			err = -ENOENT;
-			goto out;
-		}
-		bpf_object__for_each_program(p, obj)
-			bpf_program__set_autoload(p, !alone || p == prog);
-		out.log[0] = '\0';
-		bpf_program__set_log_buf(prog, out.log, out.log_buffer);
-		bpf_program__set_log_level(prog, log_level);
-		reset_libbpf_messages();
-		out.err = bpf_object__load(obj);
-		if (!out.err || alone)
-			break;
-		bpf_object__close(obj);
+	load_program(path, &out, true, log_level, "", &obj, result);
+	if (!out.loaded && !out.error) {
+		free(out.log_file);
+		out.log_file = NULL;
+		out.log_truncated = false;
+		load_program(path, &out, false, log_level, "", &obj, result);
 	}
-	snprintf(out.name, sizeof(out.name), "%s", name);
-	snprintf(out.section, sizeof(out.section), "%s", bpf_program__section_name(prog));
-	out.type = bpf_program__type(prog);
-	out.load = alone ? "alone" : "together";
-	take_messages(&out);
+	prog = obj ? program_at(obj, out.index) : NULL;
 	progs = json_object_new_array();
-	json_object_array_add(progs, outcome_to_json(&out, "", 0));
+	json_object_array_add(progs, outcome_to_json(&out));
 	json_object_object_add(result, "programs", progs);
-	if (out.err)
+	if (!out.loaded || !prog)
 		goto out;	/* the verdict says why; no run */
 
 	if (json_object_object_get_ex(job, "attach", &run) && json_object_get_boolean(run)) {
@@ -720,8 +807,7 @@ out:
 	for (i = 0; i < nr_links; i++)
 		bpf_link__destroy(links[i]);
 	bpf_object__close(obj);
-	free(out.log);
-	free(out.messages);
+	free_outcome(&out);
 	free(data_in);
 	free(ctx_in);
 	free(data_out);
