@@ -1,0 +1,24 @@
+# real_world.py — what programs people ship need from UML (issue 13).
+
+
+@test
+def legacy_probe_read_verified_and_reads_as_on_x86_64():
+    # bpf_probe_read()/bpf_probe_read_str(): offered as on x86_64 (0029); a
+    # kernel address reads kernel memory, a user address the process's own.
+    obj = os.path.join(PROGS, 'legacy_probe_read.bpf.o')
+    code, doc, err = bpfuml_json('verify', obj)
+    check(code == EXIT_OK, f'exit {code}: ' + ' '.join(
+        str((p.get('diagnostics') or {}).get('legacy_error')) for p in doc.get('programs', [])))
+    with tempfile.TemporaryDirectory() as tmp:
+        ctx_in = os.path.join(tmp, 'ctx.bin')
+        with open(ctx_in, 'wb') as f:
+            f.write(bytes(16))
+        code, doc, err = bpfuml_json('run', obj, '--prog', 'legacy_reads', '--ctx-in', ctx_in)
+    check(code == EXIT_OK and 'error' not in doc.get('run', {}), f'exit {code}: {doc.get("run")} {err}')
+    check(doc['run']['retval'] == 0, f'retval {doc["run"]["retval"]}: the task had no mm')
+    g = {x['name']: x for x in doc['run']['globals']}
+    check(g['tgid_read']['value'] == g['tgid_expected']['value'] > 0,
+          f'tgid read {g["tgid_read"]["value"]}, want {g["tgid_expected"]["value"]}')
+    arg0 = bytes.fromhex(g['arg0']['hex']).split(b'\0')[0].decode(errors='replace')
+    check(g['arg0_len']['value'] == len(arg0) + 1 and arg0.endswith('bpfuml-agent'),
+          f'argv[0] read as {arg0!r} ({g["arg0_len"]["value"]})')
