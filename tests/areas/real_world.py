@@ -22,3 +22,29 @@ def legacy_probe_read_verified_and_reads_as_on_x86_64():
     arg0 = bytes.fromhex(g['arg0']['hex']).split(b'\0')[0].decode(errors='replace')
     check(g['arg0_len']['value'] == len(arg0) + 1 and arg0.endswith('bpfuml-agent'),
           f'argv[0] read as {arg0!r} ({g["arg0_len"]["value"]})')
+
+
+@test
+def core_read_of_thread_info_status_built_for_x86_64():
+    # x86_64's thread_info.status resolves on UML (0030) and reads 0, as for
+    # a native task on x86_64.
+    obj = os.path.join(PROGS, 'thread_info_status.bpf.o')
+    with tempfile.TemporaryDirectory() as tmp:
+        ctx_in = os.path.join(tmp, 'ctx.bin')
+        with open(ctx_in, 'wb') as f:
+            f.write(bytes(8))
+        code, doc, err = bpfuml_json('run', obj, '--prog', 'read_status', '--ctx-in', ctx_in)
+    p = doc.get('programs', [{}])[0]
+    check(code == EXIT_OK, f'exit {code}: {p.get("verdict")} {p.get("libbpf_messages", "")[-400:]}')
+    g = {x['name']: x.get('value') for x in doc['run']['globals']}
+    check(g['status'] == 0, f'thread_info.status read as {g["status"]}')
+
+
+@test
+def sched_ext_scheduler_verifies():
+    # A sched_ext scheduler's struct_ops programs and their scx_bpf_* kfuncs
+    # verify (uml-config/30-real-world.config); running it needs the JIT.
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'sched_ext_minimal.bpf.o'))
+    bad = [(p['name'], p['verdict'], p.get('error'), (p.get('libbpf_messages') or '')[-300:])
+           for p in doc.get('programs', []) if p['verdict'] != 'accepted']
+    check(code == EXIT_OK and not bad and len(doc['programs']) == 3, f'exit {code}: {bad or doc.get("error")}')
