@@ -109,6 +109,15 @@ static void print_sarif(struct session *s, const struct verified *files, size_t 
 	free(texts);
 }
 
+/* The loader fixups the agent applied to the object (an array), or NULL. */
+static json_object *fixups_of(const struct verified *v)
+{
+	json_object *fixups = NULL;
+
+	json_object_object_get_ex(v->result, "fixups", &fixups);
+	return fixups && json_object_is_type(fixups, json_type_array) ? fixups : NULL;
+}
+
 static json_object *file_json(struct session *s, const struct verified *v)
 {
 	json_object *doc = json_object_new_object(), *list = json_object_new_array();
@@ -116,6 +125,7 @@ static json_object *file_json(struct session *s, const struct verified *v)
 	size_t i;
 
 	json_object_object_add(doc, "file", json_object_new_string(v->file));
+	json_object_object_add(doc, "fixups", json_object_get(fixups_of(v)) ?: json_object_new_array());
 	if (object_error(v))
 		json_object_object_add(doc, "error", json_object_new_string(object_error(v)));
 	for (i = 0; progs && i < json_object_array_length(progs); i++)
@@ -134,6 +144,13 @@ static void print_human(struct session *s, const struct verified *v, const struc
 	if (object_error(v)) {
 		printf("%s: could not be opened: %s\n", v->file, object_error(v));
 		return;
+	}
+	if (fixups_of(v)) {
+		printf("%s: verified with fixups (as its loader would; --no-fixups to verify it as built):\n",
+		       v->file);
+		for (i = 0; i < json_object_array_length(fixups_of(v)); i++)
+			printf("  %s\n", json_object_get_string(json_object_array_get_idx(fixups_of(v), i)));
+		putchar('\n');
 	}
 	for (i = 0; i < n; i++) {
 		if (i)

@@ -83,17 +83,121 @@ static void set_error(json_object *result, const char *fmt, ...)
 	json_object_object_add(result, "error", json_object_new_string(text));
 }
 
-static struct bpf_object *open_object(const char *path, json_object *result)
+/* ---- loader fixups ---------------------------------------------------------
+ *
+ * A real object is loaded by its own user space, which sizes maps the object
+ * leaves at 0 entries, picks attach targets and pins maps where it wants.
+ * Without that, no program of the object could even be tried.  Like
+ * veristat, the agent stands in for the loader (unless the job says
+ * "fixups": false), and lists each change it made, so that a verdict is
+ * never mistaken for one about the object exactly as built.
+ */
+
+static bool fixups_enabled = true;
+static json_object *attach_targets;	/* the job's {"program": "function"} */
+
+static void note_fixup(json_object *applied, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	if (!applied)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	json_object_array_add(applied, json_object_new_string(text));
+}
+
+/* What a map of 0 entries becomes: the smallest size its type accepts;
+ * 0 where the type takes no size (storage maps, struct_ops). */
+static __u32 smallest_max_entries(enum bpf_map_type type)
+{
+	switch (type) {
+	case BPF_MAP_TYPE_RINGBUF:
+	case BPF_MAP_TYPE_USER_RINGBUF:
+		return sysconf(_SC_PAGESIZE);	/* a power-of-two number of pages */
+	case BPF_MAP_TYPE_SK_STORAGE:
+	case BPF_MAP_TYPE_TASK_STORAGE:
+	case BPF_MAP_TYPE_INODE_STORAGE:
+	case BPF_MAP_TYPE_CGRP_STORAGE:
+	case BPF_MAP_TYPE_CGROUP_STORAGE:
+	case BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE:
+	case BPF_MAP_TYPE_STRUCT_OPS:
+	case BPF_MAP_TYPE_PERF_EVENT_ARRAY:	/* libbpf sizes it: one per CPU */
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Apply the fixups to a freshly opened OBJ; list them in APPLIED (if not
+ * NULL: the first open of an object records, later ones repeat). */
+static void apply_fixups(struct bpf_object *obj, json_object *applied)
+{
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	json_object *target;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!attach_targets ||
+		    !json_object_object_get_ex(attach_targets, bpf_program__name(prog), &target))
+			continue;
+		if (bpf_program__set_attach_target(prog, 0, json_object_get_string(target)))
+			note_fixup(applied, "program '%s': attach target '%s' refused by libbpf: %s",
+				   bpf_program__name(prog), json_object_get_string(target), strerror(errno));
+		else
+			note_fixup(applied, "program '%s': attach target '%s' (--attach-target)",
+				   bpf_program__name(prog), json_object_get_string(target));
+	}
+	if (!fixups_enabled)
+		return;
+	bpf_object__for_each_map(map, obj) {
+		__u32 size = smallest_max_entries(bpf_map__type(map));
+
+		/* Pins would land in the guest's bpffs and tie objects together. */
+		if (bpf_map__pin_path(map)) {
+			bpf_map__set_pin_path(map, NULL);
+			note_fixup(applied, "map '%s': not pinned", bpf_map__name(map));
+		}
+		if (bpf_map__max_entries(map) == 0 && size && !bpf_map__set_max_entries(map, size))
+			note_fixup(applied, "map '%s': max_entries 0 -> %u", bpf_map__name(map), size);
+	}
+}
+
+static struct bpf_object *open_object_fixed(const char *path, json_object *result,
+					    json_object *applied)
 {
 	char guest_path[512];
 	struct bpf_object *obj;
 
 	snprintf(guest_path, sizeof(guest_path), "%s/%s", agent_run_dir, path);
 	obj = bpf_object__open_file(guest_path, NULL);
-	if (!obj)
+	if (!obj) {
 		set_error(result, "libbpf could not open the object: %s%s%s", strerror(errno),
 			  libbpf_messages ? "\n" : "", libbpf_messages ?: "");
+		return NULL;
+	}
+	apply_fixups(obj, applied);
 	return obj;
+}
+
+static struct bpf_object *open_object(const char *path, json_object *result)
+{
+	return open_object_fixed(path, result, NULL);
+}
+
+/* The job's fixup settings: "fixups" (default true), "attach_targets". */
+static void read_fixup_settings(json_object *job)
+{
+	json_object *value;
+
+	fixups_enabled = !json_object_object_get_ex(job, "fixups", &value) ||
+			 json_object_get_boolean(value);
+	attach_targets = NULL;
+	if (json_object_object_get_ex(job, "attach_targets", &value) &&
+	    json_object_is_type(value, json_type_object))
+		attach_targets = value;
 }
 
 /* ---- verify ------------------------------------------------------------- */
@@ -419,16 +523,23 @@ static void maybe_remove_object(const char *path)
 static int verify_object(const char *path, json_object *wanted, int log_level,
 			 const char *log_prefix, json_object *result)
 {
-	json_object *progs;
+	json_object *progs, *applied;
 	struct prog_outcome *outs;
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 	int nr = 0, i, index, err;
 
 	/* First pass: which programs are there, and are the wanted ones? */
-	obj = open_object(path, result);
-	if (!obj)
+	applied = json_object_new_array();
+	obj = open_object_fixed(path, result, applied);
+	if (!obj) {
+		json_object_put(applied);
 		return -EINVAL;
+	}
+	if (json_object_array_length(applied))
+		json_object_object_add(result, "fixups", applied);
+	else
+		json_object_put(applied);
 	bpf_object__for_each_program(prog, obj)
 		if (name_selected(wanted, bpf_program__name(prog)))
 			nr++;
@@ -484,6 +595,42 @@ static int verify_object(const char *path, json_object *wanted, int log_level,
 	}
 	json_object_object_add(result, "programs", progs);
 	free(outs);
+	return 0;
+}
+
+/* One object ("object"), or several in one boot ("objects": each gets its
+ * own entry in the result's "objects", judged as if alone). */
+int agent_verify(json_object *job, json_object *result)
+{
+	const char *path = json_string_member(job, "object");
+	int log_level = json_int_member(job, "log_level", 1);
+	json_object *wanted = NULL, *objects, *results;
+	char prefix[32];
+	size_t i;
+
+	libbpf_set_print(capture_libbpf_print);
+	read_fixup_settings(job);
+	json_object_object_get_ex(job, "programs", &wanted);
+	if (wanted && !json_object_is_type(wanted, json_type_array))
+		wanted = NULL;
+	if (path)
+		return verify_object(path, wanted, log_level, "", result);
+	if (!json_object_object_get_ex(job, "objects", &objects) ||
+	    !json_object_is_type(objects, json_type_array)) {
+		set_error(result, "job has no object");
+		return -EINVAL;
+	}
+	results = json_object_new_array();
+	json_object_object_add(result, "objects", results);
+	for (i = 0; i < json_object_array_length(objects); i++) {
+		json_object *one = json_object_new_object();
+
+		path = json_object_get_string(json_object_array_get_idx(objects, i));
+		json_object_object_add(one, "object", json_object_new_string(path));
+		snprintf(prefix, sizeof(prefix), "obj-%zu-", i);
+		verify_object(path, wanted, log_level, prefix, one);
+		json_object_array_add(results, one);
+	}
 	return 0;
 }
 
@@ -678,6 +825,7 @@ int agent_run(json_object *job, json_object *result)
 	int err;
 
 	libbpf_set_print(capture_libbpf_print);
+	read_fixup_settings(job);
 	if (!path || !name) {
 		set_error(result, "job needs an object and a program");
 		return -EINVAL;
