@@ -131,6 +131,14 @@ static __u32 smallest_max_entries(enum bpf_map_type type)
 	}
 }
 
+static void size_map(struct bpf_map *map, const char *name, const char *what, json_object *applied)
+{
+	__u32 size = smallest_max_entries(bpf_map__type(map));
+
+	if (bpf_map__max_entries(map) == 0 && size && !bpf_map__set_max_entries(map, size))
+		note_fixup(applied, "map '%s'%s: max_entries 0 -> %u", name, what, size);
+}
+
 /* Apply the fixups to a freshly opened OBJ; list them in APPLIED (if not
  * NULL: the first open of an object records, later ones repeat). */
 static void apply_fixups(struct bpf_object *obj, json_object *applied)
@@ -153,15 +161,17 @@ static void apply_fixups(struct bpf_object *obj, json_object *applied)
 	if (!fixups_enabled)
 		return;
 	bpf_object__for_each_map(map, obj) {
-		__u32 size = smallest_max_entries(bpf_map__type(map));
+		struct bpf_map *inner = bpf_map__inner_map(map);
 
 		/* Pins would land in the guest's bpffs and tie objects together. */
 		if (bpf_map__pin_path(map)) {
 			bpf_map__set_pin_path(map, NULL);
 			note_fixup(applied, "map '%s': not pinned", bpf_map__name(map));
 		}
-		if (bpf_map__max_entries(map) == 0 && size && !bpf_map__set_max_entries(map, size))
-			note_fixup(applied, "map '%s': max_entries 0 -> %u", bpf_map__name(map), size);
+		size_map(map, bpf_map__name(map), "", applied);
+		/* A map-in-map's inner map, made from its BTF definition. */
+		if (inner)
+			size_map(inner, bpf_map__name(map), " (inner map)", applied);
 	}
 }
 

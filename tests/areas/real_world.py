@@ -48,3 +48,22 @@ def sched_ext_scheduler_verifies():
     bad = [(p['name'], p['verdict'], p.get('error'), (p.get('libbpf_messages') or '')[-300:])
            for p in doc.get('programs', []) if p['verdict'] != 'accepted']
     check(code == EXIT_OK and not bad and len(doc['programs']) == 3, f'exit {code}: {bad or doc.get("error")}')
+
+
+@test
+def loader_fixups_size_maps_and_are_listed():
+    # Maps of 0 entries (a hash, a map-in-map and its inner map) are sized
+    # as their loader would; the fixups are listed; --no-fixups judges the
+    # object as built (its maps cannot be created).
+    obj = os.path.join(PROGS, 'loader_fixups.bpf.o')
+    code, doc, err = bpfuml_json('verify', obj)
+    check(code == EXIT_OK, f'exit {code}: {[(p["name"], p["verdict"], p.get("libbpf_messages")) for p in doc.get("programs", [])]}')
+    fixups = doc.get('fixups', [])
+    for want in ("map 'counts': max_entries 0 -> 1", "map 'per_ifindex': max_entries 0 -> 1",
+                 "map 'per_ifindex' (inner map): max_entries 0 -> 1"):
+        check(want in fixups, f'{want!r} not among the fixups listed: {fixups}')
+    code, out, err = bpfuml('verify', obj)
+    check(code == EXIT_OK and 'verified with fixups' in out and "max_entries 0 -> 1" in out, out[:1500])
+    code, doc, err = bpfuml_json('verify', obj, '--no-fixups')
+    check(code == EXIT_REJECTED and doc['fixups'] == [] and
+          doc['programs'][0]['verdict'] == 'not_loaded', f'exit {code}: {doc.get("fixups")} {doc.get("programs")}')
