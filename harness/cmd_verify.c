@@ -216,7 +216,8 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 int cmd_verify(int argc, char **argv)
 {
 	struct common_opts opts = COMMON_OPTS_DEFAULT;
-	json_object *job, *wanted = NULL, *available, *staged, *objects = NULL;
+	json_object *job, *wanted = NULL, *available, *staged, *objects = NULL, *targets = NULL;
+	bool no_fixups = false;
 	struct verified *files = NULL;
 	struct bpfuml_paths paths;
 	struct session s;
@@ -227,6 +228,8 @@ int cmd_verify(int argc, char **argv)
 	static const struct option longopts[] = {
 		COMMON_LONGOPTS,
 		{ "prog", required_argument, NULL, 'p' },
+		{ "no-fixups", no_argument, NULL, 'F' },
+		{ "attach-target", required_argument, NULL, 'A' },
 		{ 0 },
 	};
 	while ((c = getopt_long(argc, argv, "p:", longopts, NULL)) != -1) {
@@ -236,9 +239,29 @@ int cmd_verify(int argc, char **argv)
 			json_object_array_add(wanted, json_object_new_string(optarg));
 			continue;
 		}
+		if (c == 'F') {
+			no_fixups = true;
+			continue;
+		}
+		if (c == 'A') {
+			const char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg || !eq[1]) {
+				json_object_put(wanted);
+				json_object_put(targets);
+				return fail(&opts, EXIT_USAGE, "usage",
+					    "--attach-target wants PROG=FUNCTION, not '%s'", optarg);
+			}
+			if (!targets)
+				targets = json_object_new_object();
+			json_object_object_add_ex(targets, strndupa(optarg, eq - optarg),
+						  json_object_new_string(eq + 1), 0);
+			continue;
+		}
 		code = common_option(&opts, c, optarg);
 		if (code >= 0) {
 			json_object_put(wanted);
+			json_object_put(targets);
 			return code;
 		}
 	}
@@ -246,6 +269,7 @@ int cmd_verify(int argc, char **argv)
 	nr_files = argc - optind;
 	if (nr_files < 1 || (wanted && nr_files > 1)) {
 		json_object_put(wanted);
+		json_object_put(targets);
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml verify FILE... [--prog NAME]... "
 			    "[--log-level 1|2] [--json] (--prog with one FILE only); see bpfuml help verify");
 	}
@@ -264,6 +288,9 @@ int cmd_verify(int argc, char **argv)
 	json_object_object_add(job, "command", json_object_new_string("verify"));
 	json_object_object_add(job, "programs", wanted);
 	json_object_object_add(job, "log_level", json_object_new_int(opts.log_level));
+	json_object_object_add(job, "fixups", json_object_new_boolean(!no_fixups));
+	if (targets)
+		json_object_object_add(job, "attach_targets", targets);
 	files = calloc(nr_files, sizeof(*files));
 	code = files ? EXIT_OK : fail(&opts, EXIT_INFRA, "infrastructure", "out of memory");
 	if (nr_files > 1) {

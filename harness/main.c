@@ -10,7 +10,7 @@
 #include "options.h"
 
 static const struct command commands[] = {
-	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS]",
+	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]...",
 	  "Load every BPF program of FILE (a .bpf.o, or a .bpf.c compiled with clang-19\n"
 	  "against the UML kernel's vmlinux.h) in a UML guest (or, with --backend qemu,\n"
 	  "the x86_64 reference kernel under QEMU) and report, per program:\n"
@@ -21,7 +21,12 @@ static const struct command commands[] = {
 	  "--prog NAME limits the job to the named program(s).  Several FILEs are\n"
 	  "judged in one boot, each as if alone; --json then gives one document per\n"
 	  "file in \"files\", and the exit code is the worst: 2 if a file could not\n"
-	  "be opened, else 1 if a program was not accepted." },
+	  "be opened, else 1 if a program was not accepted.\n"
+	  "Loader fixups (as veristat's): the agent stands in for the object's own user\n"
+	  "space: maps left at 0 entries (inner maps too) get the smallest size their\n"
+	  "type takes, pinning is dropped; each fixup is listed in the output.\n"
+	  "--no-fixups verifies the object exactly as built.  --attach-target\n"
+	  "PROG=FUNC sets a tracing program's attach target as its loader would." },
 	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N] [--attach]",
 	  "Load program NAME of FILE and run it with BPF_PROG_TEST_RUN.  Prints the\n"
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"
