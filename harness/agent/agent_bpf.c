@@ -131,12 +131,53 @@ static __u32 smallest_max_entries(enum bpf_map_type type)
 	}
 }
 
-static void size_map(struct bpf_map *map, const char *name, const char *what, json_object *applied)
+static void size_map(struct bpf_map *map, json_object *applied)
 {
 	__u32 size = smallest_max_entries(bpf_map__type(map));
 
 	if (bpf_map__max_entries(map) == 0 && size && !bpf_map__set_max_entries(map, size))
-		note_fixup(applied, "map '%s'%s: max_entries 0 -> %u", name, what, size);
+		note_fixup(applied, "map '%s': max_entries 0 -> %u", bpf_map__name(map), size);
+}
+
+/* Inner maps that stand in for a map-in-map's own (closed at the next open:
+ * the kernel copies an inner map's shape when the outer map is created). */
+static int inner_fds[16];
+static int nr_inner_fds;
+
+static void close_inner_fds(void)
+{
+	while (nr_inner_fds)
+		close(inner_fds[--nr_inner_fds]);
+}
+
+/* A map-in-map whose inner map (from its BTF definition) has 0 entries:
+ * libbpf's inner map is a template outside the object that cannot be
+ * resized, so create the inner map here, sized, and hand its fd over. */
+static void size_inner_map(struct bpf_map *map, json_object *applied)
+{
+	struct bpf_map *inner = bpf_map__inner_map(map);
+	__u32 size;
+	int fd;
+
+	if (!inner || bpf_map__max_entries(inner) || nr_inner_fds == sizeof(inner_fds) / sizeof(inner_fds[0]))
+		return;
+	size = smallest_max_entries(bpf_map__type(inner));
+	if (!size)
+		return;
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(inner));
+	fd = bpf_map_create(bpf_map__type(inner), NULL, bpf_map__key_size(inner),
+			    bpf_map__value_size(inner), size, &opts);
+	if (fd < 0) {
+		note_fixup(applied, "map '%s' (inner map): max_entries 0, and one of %u could not be "
+			   "created: %s", bpf_map__name(map), size, strerror(errno));
+		return;
+	}
+	if (bpf_map__set_inner_map_fd(map, fd)) {
+		close(fd);
+		return;
+	}
+	inner_fds[nr_inner_fds++] = fd;
+	note_fixup(applied, "map '%s' (inner map): max_entries 0 -> %u", bpf_map__name(map), size);
 }
 
 /* Apply the fixups to a freshly opened OBJ; list them in APPLIED (if not
@@ -161,17 +202,13 @@ static void apply_fixups(struct bpf_object *obj, json_object *applied)
 	if (!fixups_enabled)
 		return;
 	bpf_object__for_each_map(map, obj) {
-		struct bpf_map *inner = bpf_map__inner_map(map);
-
 		/* Pins would land in the guest's bpffs and tie objects together. */
 		if (bpf_map__pin_path(map)) {
 			bpf_map__set_pin_path(map, NULL);
 			note_fixup(applied, "map '%s': not pinned", bpf_map__name(map));
 		}
-		size_map(map, bpf_map__name(map), "", applied);
-		/* A map-in-map's inner map, made from its BTF definition. */
-		if (inner)
-			size_map(inner, bpf_map__name(map), " (inner map)", applied);
+		size_map(map, applied);
+		size_inner_map(map, applied);
 	}
 }
 
@@ -181,6 +218,7 @@ static struct bpf_object *open_object_fixed(const char *path, json_object *resul
 	char guest_path[512];
 	struct bpf_object *obj;
 
+	close_inner_fds();	/* the previous object's load is done */
 	snprintf(guest_path, sizeof(guest_path), "%s/%s", agent_run_dir, path);
 	obj = bpf_object__open_file(guest_path, NULL);
 	if (!obj) {

@@ -67,7 +67,7 @@ def run_log_buffer_grows_instead_of_rejecting():
         code, doc, err = bpfuml_json('run', os.path.join(PROGS, 'long_log.bpf.o'), '--prog', 'long_loop',
                                      '--log-level', '2', '--data-in', packet)
     check(code == EXIT_OK, f'exit {code}: {doc.get("error")} {err[-500:]}')
-    p = doc['programs'][0]
+    p = doc['program']
     check(p['verdict'] == 'accepted' and p['log_bytes'] > (16 << 20),
           f'{p["verdict"]}, log {p["log_bytes"]} bytes in a {p["log_buffer"]} buffer')
     check('retval' in doc['run'], f'no run: {doc.get("run")}')
