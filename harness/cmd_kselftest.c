@@ -555,7 +555,7 @@ int cmd_kselftest(int argc, char **argv)
 	struct shard *shards = NULL;
 	size_t n_names = 0, n_shards = 0, i, n_run = 0;
 	char **names = NULL, **run = NULL, dir[PATH_MAX + 32], default_deny[PATH_MAX + 64];
-	char denylist_abs[PATH_MAX];
+	char denylist_abs[PATH_MAX], base[PATH_MAX];
 	long long start = now_ns();
 	int c, code, bad_line = 0, counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -671,6 +671,11 @@ int cmd_kselftest(int argc, char **argv)
 			n_shards++;
 		}
 	}
+	/* Room for the guests that run at once, before the first of them boots. */
+	if (!session_base_dir(base, sizeof(base)) &&
+	    (code = check_space(&o.common, base, n_shards < o.jobs ? n_shards : o.jobs, o.mem_mb,
+				", or use fewer -j or a smaller --mem")) != EXIT_OK)
+		goto out;
 	fprintf(stderr, "bpfuml: kselftest: %zu test_progs test(s) to run, %zu denied, "
 			"%zu guest run(s), %u in parallel\n", n_run, n_names - n_run, n_shards, o.jobs);
 	code = run_shards(shards, n_shards, MAX_SHARDS + 2, &results, &paths, &o, dir);
