@@ -108,20 +108,24 @@ int check_space(const struct common_opts *opts, const char *dir, unsigned int gu
 {
 	bool mem_file = strcmp(opts->backend, "qemu");	/* QEMU's memory is anonymous */
 	unsigned long long need, avail;
-	char each[128];
+	char what[128], who[64];
 
 	if (session_check_space(dir, guests, mem_mb, mem_file, &need, &avail) != -ENOSPC)
 		return EXIT_OK;
 	if (mem_file)
-		snprintf(each, sizeof(each), "its %u MiB memory file and %u MiB for its files",
+		snprintf(what, sizeof(what), "%u MiB memory file and %u MiB for its files",
 			 mem_mb, SESSION_SPACE_MARGIN_MB);
 	else
-		snprintf(each, sizeof(each), "%u MiB for its files", SESSION_SPACE_MARGIN_MB);
+		snprintf(what, sizeof(what), "%u MiB for its files", SESSION_SPACE_MARGIN_MB);
+	if (guests > 1)
+		snprintf(who, sizeof(who), "%u guests at once need", guests);
+	else
+		snprintf(who, sizeof(who), "the guest needs");
 	return fail(opts, EXIT_INFRA, "infrastructure",
-		    "not enough free space for the guest%s: %u guest(s) at once need %llu MiB in %s "
-		    "(each: %s), and it has %llu MiB free.  Set BPFUML_RUNDIR to a directory with more "
-		    "room (a tmpfs such as /dev/shm keeps boots fast)%s",
-		    guests > 1 ? "s" : "", guests, need, dir, each, avail, hint ?: "");
+		    "not enough free space: %s %llu MiB in %s (%s%s), and it has %llu MiB free.  "
+		    "Set BPFUML_RUNDIR to a directory with more room (a tmpfs such as /dev/shm "
+		    "keeps boots fast)%s",
+		    who, need, dir, guests > 1 ? "each: its " : "its ", what, avail, hint ?: "");
 }
 
 int boot_guest(struct session *s, const struct bpfuml_paths *paths,

@@ -55,7 +55,7 @@ enum input_error input_check_object(const char *path, char *msg, size_t msg_len)
 enum input_error input_compile(const char *source, const char *out, const char *include_dir,
 			       const char *cflags, const char *diag_file, char *msg, size_t msg_len)
 {
-	char inc[4200], src_inc[4200], src_copy[4096], src_arg[4200];
+	char inc[4200], src_inc[4200], src_copy[4200], src_arg[4200];
 	char *argv[96], *flags = NULL, *tok, *save;
 	int argc = 0, status, fd;
 	pid_t pid;
