@@ -99,6 +99,7 @@ static const char common_help[] =
 	"  --no-color      no colour even on a terminal (also: NO_COLOR=1)\n"
 	"  --keep          keep the run directory (console log, job, result)\n"
 	"  --cflags FLAGS  extra clang flags when FILE is a .bpf.c\n"
+	"  --              the end of the options: a FILE named like one (-x.bpf.c) goes after it\n"
 	"\n"
 	"Exit codes:\n"
 	"  0    all programs accepted / the run succeeded (parse: the log shows success)\n"

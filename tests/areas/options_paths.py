@@ -240,3 +240,45 @@ def kernel_artifact_pruning_with_blank_in_cache_path():
         want = ['2ccc', '3ddd', '4eee.tmp', 'qemu-x86_64-2222', 'qemu-x86_64-3333']
         check(left == want, f'artifacts left {left}, want {want}')
         check(os.path.isdir(os.path.join(cwd, 'b', 'cache', 'artifacts')), 'a relative b/cache was removed')
+
+
+@test
+def qemu_command_line_escapes_run_directory_and_quotes_paths():
+    """Without booting: a stand-in for qemu-system-x86_64 (BPFUML_QEMU)
+    records its argv.  A comma in the run directory must stay in -fsdev's
+    path (doubled), not start a sub-option; init= and the run directory go
+    quoted on the kernel's command line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        build = os.path.join(tmp, 'build dir')
+        os.makedirs(os.path.join(build, 'qemu'))
+        os.makedirs(os.path.join(build, 'bin'))
+        open(os.path.join(build, 'qemu', 'bzImage'), 'w').close()
+        fake = os.path.join(tmp, 'fake-qemu')
+        for path, text in ((fake, '#!/bin/sh\nprintf "%s\\0" "$@" >"$BPFUML_TEST_ARGV"\nexit 1\n'),
+                           (os.path.join(build, 'bin', 'bpfuml-agent'), '#!/bin/sh\n')):   # never run
+            with open(path, 'w') as f:
+                f.write(text)
+            os.chmod(path, 0o755)
+        base = os.path.join(RUNDIR_BASE, 'run,readonly=on x')
+        os.makedirs(base)
+        argv_file = os.path.join(tmp, 'argv')
+        try:
+            code, out, err = run_bpfuml(('verify', '--backend', 'qemu', os.path.join(PROGS, 'accepted.bpf.o')),
+                                        env={'BPFUML_BUILD_DIR': build, 'BPFUML_QEMU': fake,
+                                             'BPFUML_QEMU_ACCEL': 'tcg', 'BPFUML_RUNDIR': base,
+                                             'BPFUML_TEST_ARGV': argv_file})
+            left = os.listdir(base)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+        check(code == EXIT_INFRA, f'exit {code}, want 3 (the stand-in answers nothing): {err[-1000:]}')
+        check(not left, f'run directories left: {left}')
+        with open(argv_file) as f:
+            argv = f.read().split('\0')[:-1]
+    append = argv[argv.index('-append') + 1]
+    check(f'init="{build}/bin/bpfuml-agent"' in append, f'init= not quoted: {append!r}')
+    check(' -- "' in append and append.endswith('"'), f'run directory not quoted: {append!r}')
+    run_dir = append[append.index(' -- "') + 5:-1]
+    check(run_dir.startswith(base + '/bpfuml.'), f'run directory {run_dir!r} not under {base!r}')
+    fsdevs = [argv[i + 1] for i, a in enumerate(argv) if a == '-fsdev' and 'id=run' in argv[i + 1]]
+    want = f'local,id=run,path={run_dir.replace(",", ",,")},security_model=none'
+    check(fsdevs == [want], f'-fsdev {fsdevs}, want [{want!r}]')
