@@ -199,10 +199,12 @@ static void draw_png(const struct bpfuml_paths *paths, json_object *doc, const c
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
-		/* Debian's python3, which has Debian's matplotlib.  stdout is
+		/* Debian's python3, which has Debian's matplotlib; argv[0]
+		 * its full path too, from which Python finds its library (as
+		 * "python3" it would take the first one on PATH's).  stdout is
 		 * the JSON document's: the script's words go to stderr. */
 		dup2(2, 1);
-		execl("/usr/bin/python3", "python3", script, json_path, png, (char *)NULL);
+		execl("/usr/bin/python3", "/usr/bin/python3", script, json_path, png, (char *)NULL);
 		fprintf(stderr, "bpfuml: cannot run /usr/bin/python3: %s\n", strerror(errno));
 		_exit(127);
 	}
