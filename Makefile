@@ -38,7 +38,7 @@ GUEST_COMMON   := tests/smoke/guest.c tests/smoke/guest.h
 RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
-HARNESS_SRCS := main.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
+HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c input.c paths.c \
 		diag.c diag_render.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c
@@ -58,19 +58,19 @@ deps:
 # Always asked: the script decides in well under a second that nothing changed.
 kernel $(KERNEL_OUTPUTS) &: FORCE
 	$(Q)scripts/deps.sh
-	$(Q)BUILD_DIR=$(CURDIR)/$(B) scripts/build-kernel.sh
+	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh
 
 # The x86_64 reference kernel for --backend qemu (build/qemu/bzImage): not part
 # of `all`; run.sh and the tests ask for it when they need it.  ~20 min the
 # first time, a cache hit after that.
 qemu-kernel: FORCE
 	$(Q)scripts/deps.sh qemu
-	$(Q)BUILD_DIR=$(CURDIR)/$(B) scripts/build-kernel.sh qemu
+	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh qemu
 
 # The fidelity corpus: the selftests' BPF programs compiled for x86_64
 # (build/corpus), and their comparison UML against the x86_64 reference.
 corpus: qemu-kernel all
-	$(Q)BUILD_DIR=$(CURDIR)/$(B) scripts/build-corpus.sh
+	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/build-corpus.sh
 
 corpus-compare: corpus
 	$(Q)tests/upstream/corpus.py
@@ -87,7 +87,7 @@ corpus-compare: corpus
 # types instead (it then needs make qemu-kernel).
 KSELFTEST_VMLINUX_H ?= uml
 kselftest-build: kernel $(if $(filter $(CURDIR)/$(B)/qemu/vmlinux.h,$(abspath $(KSELFTEST_VMLINUX_H))),qemu-kernel)
-	$(Q)BUILD_DIR=$(CURDIR)/$(B) KSELFTEST_VMLINUX_H=$(KSELFTEST_VMLINUX_H) scripts/build-selftests.sh
+	$(Q)BUILD_DIR="$(CURDIR)/$(B)" KSELFTEST_VMLINUX_H=$(KSELFTEST_VMLINUX_H) scripts/build-selftests.sh
 
 $(B)/kselftest/DENYLIST.uml: tests/kselftest/DENYLIST.uml
 	$(Q)mkdir -p $(@D)

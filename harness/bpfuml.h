@@ -74,6 +74,12 @@ int stage_object(struct session *s, const struct bpfuml_paths *paths,
 int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	       const struct common_opts *opts, json_object *job);
 
+/* Exit 3, said with what is needed, what is free and what to do, when DIR's
+ * file system has no room for GUESTS guests of MEM_MB at once; HINT (or
+ * NULL) adds the command's own ways out.  EXIT_OK otherwise. */
+int check_space(const struct common_opts *opts, const char *dir, unsigned int guests,
+		unsigned int mem_mb, const char *hint);
+
 /* boot / job / shutdown breakdown of a session, in milliseconds. */
 json_object *timing_json(const struct session *s);
 /* "kvm" or "tcg" for a QEMU guest, null for UML. */

@@ -22,6 +22,8 @@
 
 /* --backend is a common option (options.h); bench also takes host. */
 enum { OPT_QUICK = 0x200, OPT_PNG, OPT_SAMPLES };
+static const char *const bench_backends[] = { "uml", "qemu", "host", NULL };
+#define SAMPLES_MAX 64		/* summarize()'s array */
 
 struct bench_row {
 	const char *bench;	/* lookup, full-update, mem */
@@ -89,7 +91,7 @@ static int compare_double(const void *a, const void *b)
 static double summarize(json_object *out, double *lo, double *hi)
 {
 	json_object *rates;
-	double v[64];
+	double v[SAMPLES_MAX];
 	size_t i, n;
 
 	if (!json_object_object_get_ex(out, "ops_per_sec", &rates))
@@ -97,7 +99,7 @@ static double summarize(json_object *out, double *lo, double *hi)
 	n = json_object_array_length(rates);
 	if (!n || json_str(out, "error"))
 		return -1;
-	for (i = 0; i < n && i < 64; i++)
+	for (i = 0; i < n && i < SAMPLES_MAX; i++)
 		v[i] = json_object_get_double(json_object_array_get_idx(rates, i));
 	n = i;
 	qsort(v, n, sizeof(v[0]), compare_double);
@@ -179,13 +181,48 @@ static void print_figure(double median, double lo, double hi, json_object *out)
 		printf(" %8.2fM (%5.2f-%5.2f)", median / 1e6, lo / 1e6, hi / 1e6);
 }
 
+/* scripts/plot_bench.py draws DOC into PNG.  Its arguments go as an argv
+ * array: no shell sees the user's path. */
+static void draw_png(const struct bpfuml_paths *paths, json_object *doc, const char *png)
+{
+	char json_path[] = "/tmp/bpfuml-bench.XXXXXX", script[PATH_MAX + 64];
+	int fd = mkstemp(json_path), status = -1;
+	pid_t pid;
+
+	if (fd < 0) {
+		fprintf(stderr, "bpfuml: could not draw %s: %s: %s\n", png, json_path, strerror(errno));
+		return;
+	}
+	dprintf(fd, "%s", json_object_to_json_string(doc));
+	close(fd);
+	snprintf(script, sizeof(script), "%s/../scripts/plot_bench.py", paths->build_dir);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* Debian's python3, which has Debian's matplotlib; argv[0]
+		 * its full path too, from which Python finds its library (as
+		 * "python3" it would take the first one on PATH's).  stdout is
+		 * the JSON document's: the script's words go to stderr. */
+		dup2(2, 1);
+		execl("/usr/bin/python3", "/usr/bin/python3", script, json_path, png, (char *)NULL);
+		fprintf(stderr, "bpfuml: cannot run /usr/bin/python3: %s\n", strerror(errno));
+		_exit(127);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		fprintf(stderr, "bpfuml: could not draw %s (see above)\n", png);
+	unlink(json_path);
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct common_opts opts = COMMON_OPTS_DEFAULT;
 	const char *backend = "uml", *png = NULL;
 	struct bench_row *rows = (struct bench_row *)quick_rows;
 	int nr_rows = sizeof(quick_rows) / sizeof(quick_rows[0]);
-	int c, code = EXIT_OK, samples = 5, r;
+	int c, code = EXIT_OK, r, choice;
+	unsigned int samples = 5;
 	struct bpfuml_paths paths;
 	json_object *doc, *results;
 	char object[PATH_MAX + 32], kernel[256] = "";
@@ -202,12 +239,15 @@ int cmd_bench(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_QUICK: quick = true; continue;
-		case OPT_BACKEND: backend = optarg; continue;
+		case OPT_BACKEND:
+			if ((code = option_enum(&opts, "--backend", optarg, bench_backends, &choice)))
+				return code;
+			backend = bench_backends[choice];
+			continue;
 		case OPT_PNG: png = optarg; continue;
 		case OPT_SAMPLES:
-			samples = atoi(optarg);
-			if (samples < 1 || samples > 64)
-				return fail(&opts, EXIT_USAGE, "usage", "--samples wants 1..64");
+			if ((code = option_uint(&opts, "--samples", optarg, 1, SAMPLES_MAX, NULL, &samples)))
+				return code;
 			continue;
 		}
 		code = common_option(&opts, c, optarg);
@@ -219,9 +259,6 @@ int cmd_bench(int argc, char **argv)
 	if (optind != argc)
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml bench [--quick] [--backend uml|qemu|host] "
 			    "[--samples N] [--png FILE] [--json]");
-	if (strcmp(backend, "uml") && strcmp(backend, "qemu") && strcmp(backend, "host"))
-		return fail(&opts, EXIT_USAGE, "usage", "--backend wants uml, qemu or host, not '%s'",
-			    backend);
 	if (strcmp(backend, "host"))
 		opts.backend = backend;		/* the guest boot_guest() starts */
 	if (!strcmp(backend, "host") && geteuid())
@@ -328,22 +365,8 @@ int cmd_bench(int argc, char **argv)
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	else
 		printf("backend %s: %s\n", backend, kernel[0] ? kernel : "(no row finished)");
-	if (png && code == EXIT_OK) {
-		char json_path[] = "/tmp/bpfuml-bench.XXXXXX";
-		int fd = mkstemp(json_path);
-		char cmd[PATH_MAX * 2];
-
-		if (fd >= 0) {
-			dprintf(fd, "%s", json_object_to_json_string(doc));
-			close(fd);
-			/* Debian's python3, which has Debian's matplotlib. */
-			snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s/../scripts/plot_bench.py' '%s' '%s'",
-				 paths.build_dir, json_path, png);
-			if (system(cmd))
-				fprintf(stderr, "bpfuml: could not draw %s (see above)\n", png);
-			unlink(json_path);
-		}
-	}
+	if (png && code == EXIT_OK)
+		draw_png(&paths, doc, png);
 	json_object_put(doc);
 	if (rows != quick_rows)
 		free(rows);

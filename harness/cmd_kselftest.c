@@ -37,6 +37,12 @@ enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, O
 /* As x86_64 CI runs them: several CPUs (cpumask's tests set CPU 1, others
  * pin to a second CPU).  UML needs seccomp userspace for this. */
 #define KS_CPUS 2
+/* The ranges of -j, --mem, --cpus (uml-config's NR_CPUS) and --batch. */
+#define KS_JOBS_MAX 256
+#define KS_MEM_MIN_MB 128
+#define KS_MEM_MAX_MB 65536
+#define KS_CPUS_MAX 64
+#define KS_BATCH_MAX 100000
 #define KS_LIST_TIMEOUT_S 60
 /* test_progs' lines that mean it is done for: its crash handler's, and its
  * watchdog's (which "terminates" a stuck test with a SIGSEGV that the
@@ -50,8 +56,8 @@ static const char *const ks_fatal_output[] = { "Caught signal #", "terminating w
 struct ks_opts {
 	struct common_opts common;
 	const char *filter;	/* test_progs -t */
-	int jobs;
-	int batch;		/* tests per guest; 0: automatic */
+	unsigned int jobs;	/* guests at a time (-j) */
+	unsigned int batch;	/* tests per guest; 0: automatic */
 	unsigned int mem_mb;
 	unsigned int cpus;	/* per guest */
 	bool timeout_given;	/* --timeout: for every guest, test_maps' too */
@@ -549,11 +555,10 @@ int cmd_kselftest(int argc, char **argv)
 	struct shard *shards = NULL;
 	size_t n_names = 0, n_shards = 0, i, n_run = 0;
 	char **names = NULL, **run = NULL, dir[PATH_MAX + 32], default_deny[PATH_MAX + 64];
-	char denylist_abs[PATH_MAX];
+	char denylist_abs[PATH_MAX], base[PATH_MAX];
 	long long start = now_ns();
 	int c, code, bad_line = 0, counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
 	struct sigaction sa = { .sa_handler = on_signal };
-	char *end;
 
 	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	o.mem_mb = KS_MEM_MB;
@@ -562,38 +567,38 @@ int cmd_kselftest(int argc, char **argv)
 		switch (c) {
 		case OPT_FILTER:
 			o.filter = optarg;
+			code = EXIT_OK;
 			break;
 		case OPT_JOBS:
-			o.jobs = strtol(optarg, &end, 10);
-			if (*end || o.jobs < 1 || o.jobs > 256)
-				return usage(&o, "-j wants a number of guests (1..256)");
+			code = option_uint(&o.common, "-j", optarg, 1, KS_JOBS_MAX, "guests", &o.jobs);
 			break;
 		case OPT_MEM:
-			o.mem_mb = strtoul(optarg, &end, 10);
-			if (*end || o.mem_mb < 128)
-				return usage(&o, "--mem wants MiB (>= 128)");
+			code = option_uint(&o.common, "--mem", optarg, KS_MEM_MIN_MB, KS_MEM_MAX_MB, "MiB",
+					   &o.mem_mb);
 			break;
 		case OPT_CPUS:
-			o.cpus = strtoul(optarg, &end, 10);
-			if (*end || o.cpus < 1 || o.cpus > 64)
-				return usage(&o, "--cpus wants a number of CPUs per guest (1..64)");
+			code = option_uint(&o.common, "--cpus", optarg, 1, KS_CPUS_MAX, "CPUs per guest",
+					   &o.cpus);
 			break;
 		case OPT_BATCH:
-			o.batch = strtol(optarg, &end, 10);
-			if (*end || o.batch < 1)
-				return usage(&o, "--batch wants a number of tests per guest");
+			code = option_uint(&o.common, "--batch", optarg, 1, KS_BATCH_MAX, "tests per guest",
+					   &o.batch);
 			break;
 		case OPT_RUNNERS:
 			o.runners = optarg;
+			code = EXIT_OK;
 			break;
 		case OPT_DENYLIST:
 			o.denylist = optarg;
+			code = EXIT_OK;
 			break;
 		default:
 			code = common_option(&o.common, c, optarg);
-			if (code >= 0)
-				return code;
+			if (code < 0)
+				code = EXIT_OK;
 		}
+		if (code != EXIT_OK)
+			return code;
 	}
 	if (optind != argc)
 		return usage(&o, "kselftest takes no file arguments");
@@ -666,8 +671,13 @@ int cmd_kselftest(int argc, char **argv)
 			n_shards++;
 		}
 	}
+	/* Room for the guests that run at once, before the first of them boots. */
+	if (!session_base_dir(base, sizeof(base)) &&
+	    (code = check_space(&o.common, base, n_shards < o.jobs ? n_shards : o.jobs, o.mem_mb,
+				", or use fewer -j or a smaller --mem")) != EXIT_OK)
+		goto out;
 	fprintf(stderr, "bpfuml: kselftest: %zu test_progs test(s) to run, %zu denied, "
-			"%zu guest run(s), %d in parallel\n", n_run, n_names - n_run, n_shards, o.jobs);
+			"%zu guest run(s), %u in parallel\n", n_run, n_names - n_run, n_shards, o.jobs);
 	code = run_shards(shards, n_shards, MAX_SHARDS + 2, &results, &paths, &o, dir);
 	if (code != EXIT_OK)
 		goto out;

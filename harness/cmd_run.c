@@ -14,6 +14,7 @@
 #include "options.h"
 
 enum { OPT_PROG = 0x200, OPT_DATA_IN, OPT_CTX_IN, OPT_DATA_OUT, OPT_REPEAT, OPT_ATTACH };
+#define REPEAT_MAX 100000000
 
 static void hexdump(FILE *out, const unsigned char *data, size_t len, size_t max)
 {
@@ -200,9 +201,8 @@ int cmd_run(int argc, char **argv)
 	struct bpfuml_paths paths;
 	struct session s;
 	json_object *job;
-	long repeat = 1;
+	unsigned int repeat = 1;
 	bool attach = false;
-	char *end;
 	int c, code, err;
 
 	static const struct option longopts[] = {
@@ -223,9 +223,8 @@ int cmd_run(int argc, char **argv)
 		case OPT_DATA_OUT: data_out = optarg; continue;
 		case OPT_ATTACH: attach = true; continue;
 		case OPT_REPEAT:
-			repeat = strtol(optarg, &end, 10);
-			if (*end || repeat < 1 || repeat > 100000000)
-				return fail(&opts, EXIT_USAGE, "usage", "--repeat wants a count >= 1, not '%s'", optarg);
+			if ((code = option_uint(&opts, "--repeat", optarg, 1, REPEAT_MAX, "runs", &repeat)))
+				return code;
 			continue;
 		}
 		code = common_option(&opts, c, optarg);

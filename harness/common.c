@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "bpfuml.h"
 #include "diag.h"
 #include "input.h"
+#include "vm.h"
 
 const char *json_str(json_object *obj, const char *key)
 {
@@ -101,9 +103,35 @@ int stage_object(struct session *s, const struct bpfuml_paths *paths,
 	return EXIT_OK;
 }
 
+int check_space(const struct common_opts *opts, const char *dir, unsigned int guests,
+		unsigned int mem_mb, const char *hint)
+{
+	bool mem_file = strcmp(opts->backend, "qemu");	/* QEMU's memory is anonymous */
+	unsigned long long need, avail;
+	char what[128], who[64];
+
+	if (session_check_space(dir, guests, mem_mb, mem_file, &need, &avail) != -ENOSPC)
+		return EXIT_OK;
+	if (mem_file)
+		snprintf(what, sizeof(what), "%u MiB memory file and %u MiB for its files",
+			 mem_mb, SESSION_SPACE_MARGIN_MB);
+	else
+		snprintf(what, sizeof(what), "%u MiB for its files", SESSION_SPACE_MARGIN_MB);
+	if (guests > 1)
+		snprintf(who, sizeof(who), "%u guests at once need", guests);
+	else
+		snprintf(who, sizeof(who), "the guest needs");
+	return fail(opts, EXIT_INFRA, "infrastructure",
+		    "not enough free space: %s %llu MiB in %s (%s%s), and it has %llu MiB free.  "
+		    "Set BPFUML_RUNDIR to a directory with more room (a tmpfs such as /dev/shm "
+		    "keeps boots fast)%s",
+		    who, need, dir, guests > 1 ? "each: its " : "its ", what, avail, hint ?: "");
+}
+
 int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	       const struct common_opts *opts, json_object *job)
 {
+	char base[PATH_MAX];
 	int err;
 
 	if (!strcmp(opts->backend, "qemu") && access(paths->qemu_kernel, R_OK))
@@ -114,6 +142,22 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 		return fail(opts, EXIT_INFRA, "infrastructure",
 			    "the UML kernel (%s) or the guest agent (%s) is not built; run make or ./run.sh",
 			    paths->kernel, paths->agent);
+	/* What the guest kernel's command line cannot carry (vm.h). */
+	if (!vm_cmdline_can_carry(s->run_dir))
+		return fail(opts, EXIT_USAGE, "usage", "the run directory %s has a '\"', which the guest "
+			    "kernel's command line cannot carry; set BPFUML_RUNDIR to a directory without one",
+			    s->run_dir);
+	if (!vm_cmdline_can_carry(paths->agent))
+		return fail(opts, EXIT_USAGE, "usage", "bpfuml's build directory %s has a '\"', which the "
+			    "guest kernel's command line cannot carry; move the checkout to a path without one",
+			    paths->build_dir);
+	/* Room for its memory file where its run directory is (only
+	 * kselftest's guests have their size set: by --mem). */
+	snprintf(base, sizeof(base), "%s", s->run_dir);
+	err = check_space(opts, dirname(base), 1, s->mem_mb ?: SESSION_MEM_MB,
+			  s->mem_mb ? ", or use a smaller --mem" : NULL);
+	if (err != EXIT_OK)
+		return err;
 	s->backend = opts->backend;
 	if (opts->test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));

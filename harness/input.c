@@ -55,7 +55,7 @@ enum input_error input_check_object(const char *path, char *msg, size_t msg_len)
 enum input_error input_compile(const char *source, const char *out, const char *include_dir,
 			       const char *cflags, const char *diag_file, char *msg, size_t msg_len)
 {
-	char inc[4200], src_inc[4200], src_copy[4096];
+	char inc[4200], src_inc[4200], src_copy[4200], src_arg[4200];
 	char *argv[96], *flags = NULL, *tok, *save;
 	int argc = 0, status, fd;
 	pid_t pid;
@@ -64,8 +64,12 @@ enum input_error input_compile(const char *source, const char *out, const char *
 		snprintf(msg, msg_len, "%s: %s", source, strerror(errno));
 		return INPUT_MISSING;
 	}
+	/* A file that begins with '-' must not read as an option: clang's "--"
+	 * ends its driver's options, but the driver hands the name on to cc1
+	 * without it, so the name also goes as ./NAME. */
+	snprintf(src_arg, sizeof(src_arg), "%s%s", source[0] == '-' ? "./" : "", source);
 	snprintf(inc, sizeof(inc), "-I%s", include_dir);
-	snprintf(src_copy, sizeof(src_copy), "%s", source);
+	snprintf(src_copy, sizeof(src_copy), "%s", src_arg);
 	snprintf(src_inc, sizeof(src_inc), "-I%s", dirname(src_copy));
 
 	argv[argc++] = CLANG;
@@ -88,9 +92,10 @@ enum input_error input_compile(const char *source, const char *out, const char *
 			argv[argc++] = tok;
 	}
 	argv[argc++] = "-c";
-	argv[argc++] = (char *)source;
 	argv[argc++] = "-o";
 	argv[argc++] = (char *)out;
+	argv[argc++] = "--";
+	argv[argc++] = src_arg;
 	argv[argc] = NULL;
 
 	pid = fork();

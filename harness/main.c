@@ -99,19 +99,23 @@ static const char common_help[] =
 	"  --no-color      no colour even on a terminal (also: NO_COLOR=1)\n"
 	"  --keep          keep the run directory (console log, job, result)\n"
 	"  --cflags FLAGS  extra clang flags when FILE is a .bpf.c\n"
+	"  --              the end of the options: a FILE named like one (-x.bpf.c) goes after it\n"
 	"\n"
 	"Exit codes:\n"
 	"  0    all programs accepted / the run succeeded (parse: the log shows success)\n"
 	"  1    a program was rejected or could not be loaded (parse: the log shows a rejection)\n"
 	"  2    usage or input error (missing file, not a BPF ELF object, no such program)\n"
-	"  3    infrastructure failure: kernel panic/oops/BUG/WARN, time-out, guest did not answer\n"
+	"  3    infrastructure failure: kernel panic/oops/BUG/WARN, time-out, guest did not answer,\n"
+	"       no room for the guest's memory file under BPFUML_RUNDIR (default /dev/shm)\n"
 	"  4    a .bpf.c did not compile (clang's messages on stderr)\n"
 	"  130  interrupted (SIGINT/SIGTERM/SIGHUP); the guest was killed\n";
 
 int common_option(struct common_opts *opts, int c, const char *arg)
 {
-	char *end;
-	long v;
+	static const char *const formats[] = { "human", "json", "gcc", "sarif", NULL };
+	static const char *const backends[] = { "uml", "qemu", NULL };
+	unsigned int v;
+	int code, i;
 
 	switch (c) {
 	case OPT_JSON:
@@ -119,17 +123,10 @@ int common_option(struct common_opts *opts, int c, const char *arg)
 		opts->format = FORMAT_JSON;
 		return -1;
 	case OPT_FORMAT:
-		if (!strcmp(arg, "human"))
-			opts->format = FORMAT_HUMAN;
-		else if (!strcmp(arg, "json"))
-			opts->format = FORMAT_JSON;
-		else if (!strcmp(arg, "gcc"))
-			opts->format = FORMAT_GCC;
-		else if (!strcmp(arg, "sarif"))
-			opts->format = FORMAT_SARIF;
-		else
-			return fail(opts, EXIT_USAGE, "usage",
-				    "--format wants human, json, gcc or sarif, not '%s'", arg);
+		if ((code = option_enum(opts, "--format", arg, formats, &i)))
+			return code;
+		/* formats[] is in the order of enum output_format. */
+		opts->format = i;
 		opts->json = opts->format == FORMAT_JSON || opts->format == FORMAT_SARIF;
 		return -1;
 	case OPT_NO_COLOR:
@@ -145,20 +142,18 @@ int common_option(struct common_opts *opts, int c, const char *arg)
 		opts->test_fault = arg;
 		return -1;
 	case OPT_BACKEND:
-		if (strcmp(arg, "uml") && strcmp(arg, "qemu"))
-			return fail(opts, EXIT_USAGE, "usage", "--backend wants uml or qemu, not '%s'", arg);
-		opts->backend = !strcmp(arg, "uml") ? "uml" : "qemu";
+		if ((code = option_enum(opts, "--backend", arg, backends, &i)))
+			return code;
+		opts->backend = backends[i];
 		return -1;
 	case OPT_TIMEOUT:
-		v = strtol(arg, &end, 10);
-		if (*end || v <= 0 || v > 86400)
-			return fail(opts, EXIT_USAGE, "usage", "--timeout wants seconds (1..86400), not '%s'", arg);
+		if ((code = option_uint(opts, "--timeout", arg, 1, TIMEOUT_MAX_S, "seconds", &v)))
+			return code;
 		opts->timeout_s = v;
 		return -1;
 	case OPT_LOG_LEVEL:
-		v = strtol(arg, &end, 10);
-		if (*end || v < 1 || v > 2)
-			return fail(opts, EXIT_USAGE, "usage", "--log-level wants 1 or 2, not '%s'", arg);
+		if ((code = option_uint(opts, "--log-level", arg, 1, LOG_LEVEL_MAX, NULL, &v)))
+			return code;
 		opts->log_level = v;
 		return -1;
 	default:

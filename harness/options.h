@@ -29,6 +29,21 @@ enum {
 #define TIMEOUT_UML_S 60
 #define TIMEOUT_QEMU_S 300
 
+/* Ranges of the common numeric options. */
+#define TIMEOUT_MAX_S 86400
+#define LOG_LEVEL_MAX 2
+
+/* Parse ARG, the value of option NAME, as a whole number from MIN to MAX
+ * (decimal digits only: no sign, suffix or blank); UNIT (or NULL) names what
+ * it counts in the message.  Returns EXIT_OK with *OUT set, or EXIT_USAGE
+ * after saying what NAME accepts. */
+int option_uint(const struct common_opts *opts, const char *name, const char *arg,
+		unsigned int min, unsigned int max, const char *unit, unsigned int *out);
+/* ARG must be one of CHOICES (NULL-terminated): EXIT_OK with *OUT its index,
+ * or EXIT_USAGE after listing the choices. */
+int option_enum(const struct common_opts *opts, const char *name, const char *arg,
+		const char *const choices[], int *out);
+
 /* Apply one common option.  Returns -1 when handled (keep parsing), or the
  * exit code to return (bad value, unknown option). */
 int common_option(struct common_opts *opts, int c, const char *arg);

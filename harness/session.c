@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,21 +44,51 @@ void session_install_signal_handlers(struct session *s)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-int session_create(struct session *s)
+int session_base_dir(char *buf, size_t size)
 {
 	const char *base = getenv("BPFUML_RUNDIR") ?: "/dev/shm";
+	char cwd[PATH_MAX] = "";
 	struct stat st;
 
-	memset(s, 0, sizeof(*s));
 	/* UML's memory file goes into the run directory: keep it on tmpfs. */
 	if (stat(base, &st) || !S_ISDIR(st.st_mode) || access(base, W_OK))
 		base = getenv("TMPDIR") ?: "/tmp";
-	snprintf(s->run_dir, sizeof(s->run_dir), "%s/bpfuml.XXXXXX", base);
-	if (!mkdtemp(s->run_dir)) {
-		s->run_dir[0] = '\0';
+	/* Absolute: the guest mounts it from the host's /. */
+	if (base[0] != '/' && !getcwd(cwd, sizeof(cwd)))
 		return -errno;
-	}
+	if (snprintf(buf, size, "%s%s%s", cwd, cwd[0] ? "/" : "", base) >= (int)size)
+		return -ENAMETOOLONG;
 	return 0;
+}
+
+int session_create(struct session *s)
+{
+	char base[PATH_MAX];
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	err = session_base_dir(base, sizeof(base));
+	if (err)
+		return err;
+	if (snprintf(s->run_dir, sizeof(s->run_dir), "%s/bpfuml.XXXXXX", base) >= (int)sizeof(s->run_dir))
+		err = -ENAMETOOLONG;
+	else if (!mkdtemp(s->run_dir))
+		err = -errno;
+	if (err)
+		s->run_dir[0] = '\0';
+	return err;
+}
+
+int session_check_space(const char *dir, unsigned int guests, unsigned int mem_mb, bool mem_file,
+			unsigned long long *need_mb, unsigned long long *free_mb)
+{
+	struct statvfs st;
+
+	if (statvfs(dir, &st))
+		return -errno;
+	*free_mb = (unsigned long long)st.f_bavail * st.f_frsize >> 20;
+	*need_mb = (unsigned long long)guests * ((mem_file ? mem_mb : 0) + SESSION_SPACE_MARGIN_MB);
+	return *need_mb > *free_mb ? -ENOSPC : 0;
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -221,8 +252,7 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 	const char *backend = s->backend ?: "uml";
 	VM_OPTS(opts, .kernel = strcmp(backend, "qemu") ? paths->kernel : paths->qemu_kernel,
 		.init = paths->agent, .run_dir = s->run_dir,
-		/* 512 MiB: room for a 256 MiB verifier log; more costs boot time */
-		.mem_mb = s->mem_mb ?: 512, .cpus = s->cpus);
+		.mem_mb = s->mem_mb ?: SESSION_MEM_MB, .cpus = s->cpus);
 	struct vm_exit exit = { 0 };
 	char *text;
 	int err;

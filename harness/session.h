@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 #include <limits.h>
+#include <stdbool.h>
 
 #include "paths.h"
 #include "vm.h"
@@ -30,11 +31,25 @@ struct session {
 	int keep;			/* leave the run directory for inspection */
 	const char *backend;		/* "uml" (default) or "qemu" */
 	const char *accel;		/* QEMU's accelerator ("kvm", "tcg"), or NULL */
-	unsigned int mem_mb;		/* guest memory; 0: 512 MiB */
+	unsigned int mem_mb;		/* guest memory; 0: SESSION_MEM_MB */
 	unsigned int cpus;		/* guest CPUs; 0: 1 */
 };
 
+/* 512 MiB: room for a 256 MiB verifier log; more costs boot time. */
+#define SESSION_MEM_MB 512
+/* Room a guest needs in its run directory beside UML's memory file: the
+ * console log, the job's files, the verifier logs it writes back. */
+#define SESSION_SPACE_MARGIN_MB 64
+
+/* Where run directories are made: $BPFUML_RUNDIR, else /dev/shm (UML's
+ * memory file is best on tmpfs), else $TMPDIR or /tmp; an absolute path. */
+int session_base_dir(char *buf, size_t size);
 int session_create(struct session *s);
+/* Does DIR's file system have room for GUESTS guests of MEM_MB each at once
+ * (UML's memory file when MEM_FILE, which QEMU has not, plus the margin)?
+ * 0 if so; -ENOSPC with the MiB needed and free if not. */
+int session_check_space(const char *dir, unsigned int guests, unsigned int mem_mb, bool mem_file,
+			unsigned long long *need_mb, unsigned long long *free_mb);
 /* Copy a host file into the run directory under NAME. */
 int session_add_file(struct session *s, const char *name, const char *src);
 /* Write TEXT into the run directory as NAME. */

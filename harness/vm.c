@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -109,4 +110,19 @@ void vm_free(struct vm *vm)
 		return;
 	vm_kill(vm);
 	free(vm);
+}
+
+bool vm_cmdline_can_carry(const char *path)
+{
+	return !strchr(path, '"');
+}
+
+int vm_cmdline_arg(char *buf, size_t size, const char *name, const char *value)
+{
+	int n;
+
+	if (!vm_cmdline_can_carry(value))
+		return -EINVAL;
+	n = snprintf(buf, size, "%s%s\"%s\"", name ?: "", name ? "=" : "", value);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }

@@ -8,6 +8,7 @@
 #ifndef BPFUML_VM_H
 #define BPFUML_VM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -63,6 +64,17 @@ void vm_process_kill(struct vm *vm);
 
 /* Async-signal-safe: kill the guest's processes from a signal handler. */
 void vm_kill_from_signal(struct vm *vm);
+
+/*
+ * Paths on the guest kernel's command line (init=, the run directory after
+ * "--").  UML joins its argv into one line, QEMU passes -append: either way
+ * the kernel's parser (next_arg) splits it at blanks outside double quotes
+ * and takes the quotes off, and has no escape for a '"' inside them.
+ */
+bool vm_cmdline_can_carry(const char *path);
+/* NAME=VALUE (NAME NULL: VALUE alone) into BUF, VALUE in double quotes.
+ * -EINVAL when VALUE has a '"', -ENAMETOOLONG when BUF is too small. */
+int vm_cmdline_arg(char *buf, size_t size, const char *name, const char *value);
 
 extern const struct vm_backend vm_backend_uml;
 extern const struct vm_backend vm_backend_qemu;

@@ -53,7 +53,7 @@ static const char *qemu_binary(void)
 struct argv_buf {
 	char *argv[64];
 	int argc;
-	char strings[8][PATH_MAX + 256];
+	char strings[8][2 * PATH_MAX + 512];	/* -append, and -fsdev with doubled commas */
 	int nstrings;
 };
 
@@ -79,11 +79,32 @@ static void argf(struct argv_buf *b, const char *fmt, ...)
 	arg(b, s);
 }
 
-/* The command line of one guest.  RUN_DIR NULL: the KVM probe, which boots
- * the agent without a job (it powers off at once). */
-static void build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, const char *run_dir)
+/* VALUE as QEMU reads one in an option list (-fsdev a=b,c=d): a comma is
+ * doubled, or it would end the value and start a sub-option. */
+static void qemu_opt_value(char *buf, size_t size, const char *value)
 {
-	char append[PATH_MAX * 2 + 512];
+	size_t n = 0;
+
+	for (; *value && n + 2 < size; value++) {
+		if (*value == ',')
+			buf[n++] = ',';
+		buf[n++] = *value;
+	}
+	buf[n] = '\0';
+}
+
+/* The command line of one guest.  RUN_DIR NULL: the KVM probe, which boots
+ * the agent without a job (it powers off at once).  -EINVAL when a path
+ * cannot go on the kernel's command line. */
+static int build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, const char *run_dir)
+{
+	char append[PATH_MAX * 2 + 512], init[PATH_MAX + 16], dir[PATH_MAX + 16] = "";
+	char fsdev_path[2 * PATH_MAX];
+	int err;
+
+	if ((err = vm_cmdline_arg(init, sizeof(init), "init", opts->init)) ||
+	    (run_dir && (err = vm_cmdline_arg(dir, sizeof(dir), NULL, run_dir))))
+		return err;
 
 	arg(b, qemu_binary());
 	arg(b, "-nodefaults");
@@ -113,8 +134,9 @@ static void build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, 
 	arg(b, "-device");
 	arg(b, "virtio-9p-pci,fsdev=root,mount_tag=/dev/root");
 	if (run_dir) {
+		qemu_opt_value(fsdev_path, sizeof(fsdev_path), run_dir);
 		arg(b, "-fsdev");
-		argf(b, "local,id=run,path=%s,security_model=none", run_dir);
+		argf(b, "local,id=run,path=%s,security_model=none", fsdev_path);
 		arg(b, "-device");
 		arg(b, "virtio-9p-pci,fsdev=run,mount_tag=bpfuml_run");
 	}
@@ -127,10 +149,11 @@ static void build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, 
 		 "console=ttyS0 root=/dev/root rootfstype=9p "
 		 "rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144 ro "
 		 "panic=-1 oops=panic loglevel=5 8250.nr_uarts=1 "
-		 "bpfuml_channel=9p init=%s%s%s",
-		 opts->init, run_dir ? " -- " : "", run_dir ?: "");
+		 "bpfuml_channel=9p %s%s%s",
+		 init, run_dir ? " -- " : "", dir);
 	arg(b, "-append");
 	argf(b, "%s", append);
+	return 0;
 }
 
 static void qemu_child(char *const argv[], int console_fd)
@@ -240,7 +263,9 @@ static int kvm_probe(struct vm *vm, const struct vm_opts *opts, char *reason, si
 		return 0;
 	}
 	close(fd);
-	build_argv(&b, opts, 1, NULL);
+	err = build_argv(&b, opts, 1, NULL);
+	if (err)
+		return err;
 	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -303,7 +328,9 @@ static int qemu_start(struct vm *vm, const struct vm_opts *opts)
 	if (kvm < 0)
 		return kvm;
 	vm->accel = kvm ? "kvm" : "tcg";
-	build_argv(&b, opts, kvm, opts->run_dir);
+	err = build_argv(&b, opts, kvm, opts->run_dir);
+	if (err)
+		return err;
 	if (opts->console_log)
 		snprintf(console_path, sizeof(console_path), "%s", opts->console_log);
 	else

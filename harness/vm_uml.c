@@ -44,16 +44,21 @@ static void uml_child(const struct vm_opts *opts, char *const argv[], int consol
 static int uml_start(struct vm *vm, const struct vm_opts *opts)
 {
 	char mem[32], umid[64], uml_dir[4200], init[4200], console_path[4200], ncpus[32];
+	char run_dir[4200];
 	static unsigned int instance;	/* bench boots many guests per process */
-	int console_fd;
+	int console_fd, err;
 	pid_t pid;
 
 	snprintf(mem, sizeof(mem), "mem=%uM", opts->mem_mb ?: 256);
 	snprintf(ncpus, sizeof(ncpus), "ncpus=%u", opts->cpus ?: 1);
 	/* Unique per run: two runs at once never share an instance. */
 	snprintf(umid, sizeof(umid), "umid=bpfuml-%d-%lx-%u", getpid(), (long)time(NULL), instance++);
+	/* uml_dir= is UML's own, read from its argv as it is; init= and the
+	 * run directory go on the kernel's command line: quoted. */
 	snprintf(uml_dir, sizeof(uml_dir), "uml_dir=%s", opts->run_dir);
-	snprintf(init, sizeof(init), "init=%s", opts->init);
+	if ((err = vm_cmdline_arg(init, sizeof(init), "init", opts->init)) ||
+	    (err = vm_cmdline_arg(run_dir, sizeof(run_dir), NULL, opts->run_dir)))
+		return err;
 	if (opts->console_log)
 		snprintf(console_path, sizeof(console_path), "%s", opts->console_log);
 	else
@@ -73,7 +78,7 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 		/* More than one CPU needs seccomp userspace: UML refuses SMP
 		 * with ptrace userspace, its default. */
 		opts->cpus > 1 ? "seccomp=on" : "seccomp=off", ncpus,
-		init, "--", (char *)opts->run_dir, NULL,
+		init, "--", run_dir, NULL,
 	};
 
 	console_fd = open(console_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -50,43 +50,49 @@ if [ -f "$art/.complete" ]; then
 	exit 0
 fi
 
-say CORPUS "compiling $(ls "$selftests"/progs/*.c | wc -l) selftest BPF sources against the x86_64 vmlinux.h (~10 min on 2 cores, once)"
+sources=("$selftests"/progs/*.c)
+say CORPUS "compiling ${#sources[@]} selftest BPF sources against the x86_64 vmlinux.h (~10 min on 2 cores, once)"
 staging=$art.tmp
 rm -rf "$staging"
 mkdir -p "$staging/include" "$staging/errors"
 cp "$vmlinux_h" "$staging/include/vmlinux.h"
 cp -r "$BUILD_DIR/include/bpf" "$staging/include/"
 
-# The selftests Makefile's BPF_CFLAGS and CLANG_SYS_INCLUDES, for x86_64.
-sys_includes=$("$CLANG" -v -E - </dev/null 2>&1 |
-	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
-cflags="-g -O2 --target=bpf -mcpu=v3 -mlittle-endian -Wall -D__TARGET_ARCH_x86
-	-I$staging/include -I$selftests -I$tree/tools/include/uapi -I$tree/tools/include
-	-I$selftests/libarena/include -std=gnu11 -fno-strict-aliasing -Wno-microsoft-anon-tag
-	-fms-extensions -Wno-compare-distinct-pointer-types -Wno-initializer-overrides $sys_includes"
+# The selftests Makefile's BPF_CFLAGS and CLANG_SYS_INCLUDES, for x86_64,
+# one flag a line in a file that compile_one reads back as an array (arrays
+# cannot be exported to xargs' shells; a path with blanks stays one flag).
+mapfile -t sys_includes < <("$CLANG" -v -E - </dev/null 2>&1 |
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter\n\1|p }')
+cflags=(-g -O2 --target=bpf -mcpu=v3 -mlittle-endian -Wall -D__TARGET_ARCH_x86
+	"-I$staging/include" "-I$selftests" "-I$tree/tools/include/uapi" "-I$tree/tools/include"
+	"-I$selftests/libarena/include" -std=gnu11 -fno-strict-aliasing -Wno-microsoft-anon-tag
+	-fms-extensions -Wno-compare-distinct-pointer-types -Wno-initializer-overrides "${sys_includes[@]}")
+cflags_file=$staging/cflags
+printf '%s\0' "${cflags[@]}" >"$cflags_file"
 
 compile_one() {
-	local src=$1 name extra=
+	local src=$1 name flags=()
 	name=$(basename "$src" .c)
+	mapfile -d '' -t flags <"$cflags_file"
 	# libarena's objects need cpu v4 with clang-19, as upstream builds them.
-	grep -q 'libarena\|bpf_arena_common' "$src" && extra=-mcpu=v4
-	# shellcheck disable=SC2086
-	if ! $CLANG $cflags $extra -c "$src" -o "$staging/$name.bpf.o" 2>"$staging/errors/$name.txt"; then
+	grep -q 'libarena\|bpf_arena_common' "$src" && flags+=(-mcpu=v4)
+	if ! "$CLANG" "${flags[@]}" -c "$src" -o "$staging/$name.bpf.o" 2>"$staging/errors/$name.txt"; then
 		rm -f "$staging/$name.bpf.o"
 		return 0
 	fi
 	rm -f "$staging/errors/$name.txt"
 }
 export -f compile_one
-export CLANG cflags staging
-ls "$selftests"/progs/*.c | nice -n 5 xargs -P "$JOBS" -I{} bash -c 'compile_one "$@"' _ {}
+export CLANG cflags_file staging
+printf '%s\0' "${sources[@]}" | nice -n 5 xargs -0 -P "$JOBS" -I{} bash -c 'compile_one "$@"' _ {}
 
 for e in "$staging"/errors/*.txt; do
 	[ -e "$e" ] || continue
 	printf '%s: %s\n' "$(basename "$e" .txt)" "$(grep -m1 'error:' "$e" || head -n1 "$e")"
 done >"$staging/not-built.txt"
-rm -rf "$staging/errors" "$staging/include"
-built=$(ls "$staging"/*.bpf.o | wc -l)
+rm -rf "$staging/errors" "$staging/include" "$cflags_file"
+objects=("$staging"/*.bpf.o)
+built=${#objects[@]}
 say CORPUS "$built objects built, $(wc -l <"$staging/not-built.txt") left out (not-built.txt)"
 rm -rf "$art"
 mv "$staging" "$art"

@@ -7,6 +7,8 @@
 #                                    for --backend qemu, from the same patched
 #                                    tree, in its own build dir and cache key
 #                                    (`make qemu-kernel`)
+#   scripts/build-kernel.sh prune    only remove old artifacts (both kinds),
+#                                    as every build does at its end
 #
 # Environment (the Makefile passes these through):
 #   KERNEL_SRC=DIR      build this kernel tree instead of the Debian package
@@ -35,8 +37,8 @@ LLVM_STRIP=${LLVM_STRIP:-llvm-strip-19}
 KEEP_ARTIFACTS=${KEEP_ARTIFACTS:-4}
 TARGET=${1:-uml}
 case $TARGET in
-uml | qemu) ;;
-*) echo "usage: build-kernel.sh [uml|qemu]" >&2; exit 2 ;;
+uml | qemu | prune) ;;
+*) echo "usage: build-kernel.sh [uml|qemu|prune]" >&2; exit 2 ;;
 esac
 
 if [ -z "${BPFUML_CACHE:-}" ]; then
@@ -373,13 +375,13 @@ link_build_dir() {
 }
 
 # UML artifacts are named by their key alone, QEMU ones qemu-x86_64-KEY; each
-# kind keeps its own KEEP_ARTIFACTS newest.
+# kind (uml, qemu: $1) keeps its own KEEP_ARTIFACTS most recently used.
 prune_artifacts() {
-	local old pattern='[0-9a-f]*'
-	[ "$TARGET" = qemu ] && pattern='qemu-x86_64-*'
+	local pattern='[0-9a-f]*'
+	[ "$1" = qemu ] && pattern='qemu-x86_64-*'
+	# $pattern is a glob; $cache is quoted, so its own blanks stay in one word.
 	# shellcheck disable=SC2086
-	old=$(ls -1dt "$cache"/artifacts/$pattern/.complete 2>/dev/null | tail -n +$((KEEP_ARTIFACTS + 1)) || true)
-	for f in $old; do rm -rf "$(dirname "$f")"; done
+	"$top/scripts/prune-artifacts.sh" "$KEEP_ARTIFACTS" "$cache"/artifacts/$pattern
 }
 
 toolchain_id() {
@@ -430,6 +432,11 @@ main() {
 		say WAIT "another bpfuml build holds $cache/lock"
 		flock 9
 	fi
+	if [ "$TARGET" = prune ]; then
+		prune_artifacts uml
+		prune_artifacts qemu
+		return
+	fi
 	prepare_source
 	collect_fragments
 	key=$(compute_key)
@@ -454,7 +461,7 @@ main() {
 	build_all
 	install_artifacts
 	link_build_dir
-	prune_artifacts
+	prune_artifacts uml
 	say DONE "artifacts in $art, linked from $BUILD_DIR"
 }
 
@@ -502,7 +509,7 @@ main_qemu() {
 		configure
 		build_qemu
 		install_qemu_artifacts
-		prune_artifacts
+		prune_artifacts qemu
 		say DONE "x86_64 artifacts in $art, linked from $BUILD_DIR/qemu"
 	elif [ "$V" = 1 ]; then
 		say CACHED "$art"

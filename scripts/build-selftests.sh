@@ -195,7 +195,6 @@ rm -rf "$art"
 mv "$staging" "$art"
 touch "$art/.complete"
 link_build_dir
-# Keep the KEEP_ARTIFACTS newest.
-ls -1dt "$cache"/selftests/*/.complete 2>/dev/null | tail -n +$((KEEP_ARTIFACTS + 1)) |
-	while read -r f; do rm -rf "$(dirname "$f")"; done
+# Keep the KEEP_ARTIFACTS most recently used.
+"$top/scripts/prune-artifacts.sh" "$KEEP_ARTIFACTS" "$cache"/selftests/*
 say DONE "selftests in $art, linked as $BUILD_DIR/selftests"

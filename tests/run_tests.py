@@ -222,6 +222,10 @@ class Gap(Exception):
     """A known difference from x86_64 that kernel-patches have yet to close."""
 
 
+class Skip(Exception):
+    """This machine cannot run the test (the reason says why)."""
+
+
 def make_example_test(path, expect, gap):
     def example():
         check(expect, f'{path} has no bpfuml-expect line')
@@ -1419,6 +1423,10 @@ def main():
         except Gap as e:
             skipped += 1
             print(f'skip {name}: known UML gap: {e}')
+            continue
+        except Skip as e:
+            skipped += 1
+            print(f'skip {name}: {e}')
             continue
         except Failure as e:
             failed += 1
