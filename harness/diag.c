@@ -426,20 +426,30 @@ static bool is_state_line(const struct line *l)
 	return false;
 }
 
+/*
+ * "processed N insns (limit N) max_states_per_insn N total_states N
+ * peak_states N mark_read N", anything after it ignored.  Matched piece by
+ * piece with parse_num() rather than sscanf("%ld"), whose overflow is
+ * undefined.
+ */
 static bool parse_stats(const struct line *l, struct diag_stats *st)
 {
-	char buf[256];
-	long v[6];
-	int end = -1;
+	static const char *const pieces[] = {
+		"processed ", " insns (limit ", ") max_states_per_insn ", " total_states ",
+		" peak_states ", " mark_read ",
+	};
+	long long v[6];
+	size_t i = 0, k;
 
-	if (!starts(l, "processed ") || l->n >= sizeof(buf))
-		return false;
-	memcpy(buf, l->s, l->n);
-	buf[l->n] = '\0';
-	if (sscanf(buf, "processed %ld insns (limit %ld) max_states_per_insn %ld total_states %ld "
-			"peak_states %ld mark_read %ld%n",
-		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &end) != 6 || end < 0)
-		return false;
+	for (k = 0; k < 6; k++) {
+		size_t m = strlen(pieces[k]);
+
+		if (l->n - i < m || memcmp(l->s + i, pieces[k], m))
+			return false;
+		i += m;
+		if (!parse_num(l->s, l->n, &i, &v[k]))
+			return false;
+	}
 	st->present = true;
 	st->insns_processed = v[0];
 	st->insn_limit = v[1];
