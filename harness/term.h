@@ -36,7 +36,7 @@ void term_puts_lines(FILE *out, const char *s);
 /*
  * term_write()'s text for a NUL-terminated @s, into @dst (at most @size
  * bytes with the NUL; cut short if longer), for columns laid out with
- * printf widths.  Returns @dst.
+ * printf widths; @dst and @s must not overlap.  Returns @dst.
  */
 char *term_escape(char *dst, size_t size, const char *s);
 
