@@ -203,11 +203,11 @@ FUZZ_diag_SEEDS := $(wildcard tests/unit/fixtures/*.log)
 FUZZ_input_SRCS := harness/input.c
 
 # clang's libFuzzer runtime (Debian: libclang-rt-19-dev, from scripts/deps.sh).
-FUZZ_RUNTIME = $(wildcard $(shell $(CLANG) -print-resource-dir 2>/dev/null)/lib/*/libclang_rt.fuzzer*.a)
+FUZZ_RUNTIME := $(wildcard $(shell $(CLANG) -print-resource-dir 2>/dev/null)/lib/*/libclang_rt.fuzzer*.a)
 
-fuzz-build:
-	$(Q)$(if $(FUZZ_RUNTIME),$(MAKE) --no-print-directory $(FUZZ_BINS) $(FUZZ_SEEDS),\
-		echo "  FUZZ    skipped: clang's fuzzer runtime is missing (apt-get install libclang-rt-19-dev, or make deps as root)")
+fuzz-build: $(if $(FUZZ_RUNTIME),$(FUZZ_BINS) $(FUZZ_SEEDS))
+	$(if $(FUZZ_RUNTIME),,@echo "  FUZZ    skipped: clang's fuzzer runtime is missing" \
+		"(apt-get install libclang-rt-19-dev, or make deps as root)")
 
 # make fuzz FUZZ_TIME=SEC: every target for SEC seconds; corpora grow in
 # build/fuzz/corpus/NAME, crashes land in build/fuzz/crashes/NAME.
