@@ -152,3 +152,52 @@ def asan_build_passes_unit_tests_and_parses_every_log():
                 check(code in (EXIT_OK, EXIT_REJECTED) and 'Sanitizer' not in err and
                       'runtime error' not in err,
                       f'{os.path.basename(log)} --format={fmt}: exit {code}\n{err[-3000:]}')
+
+
+ESCAPES_SOURCE = b'''// A rejected program whose failing source line (BTF line info) and a
+// section name carry terminal escapes.
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+SEC("xdp")
+int unchecked_lookup(struct xdp_md *ctx)
+{
+	__u32 key = 0;
+	__u64 *value = bpf_map_lookup_elem(&counters, &key);
+
+	*value += 1; /* \x1b]52;c;ZXZpbA==\x07 \xc2\x9b2J */
+	return XDP_PASS;
+}
+
+SEC("tp/esc\x1b[8m/hidden")
+int escaped_section(void *ctx)
+{
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
+'''
+
+
+@test
+def verify_object_text_with_terminal_escapes_shows_them_escaped():
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, 'escapes.bpf.c')
+        with open(src, 'wb') as f:
+            f.write(ESCAPES_SOURCE)
+        code, out, err = bpfuml_bytes('verify', src)
+        check(code == EXIT_REJECTED, f'exit {code}: {err[-2000:]}')
+        check(b'unchecked_lookup' in out and b'escaped_section' in out, out[:2000])
+        # The source line from BTF and the section name, each shown escaped.
+        check_terminal_safe('verify (human)', out, (b'\\x1b]52', b'\\xc2\\x9b', b'esc\\x1b[8m'))
+        code, out, err = bpfuml_bytes('verify', src, '--format=gcc')
+        check(code == EXIT_REJECTED, f'gcc: exit {code}: {err[-2000:]}')
+        for bad in (b'\x1b', b'\x07', b'\x9b'):
+            check(bad not in out, f'gcc: raw {bad!r}: {out[:1500]!r}')
