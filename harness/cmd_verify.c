@@ -163,10 +163,14 @@ static void print_human(struct session *s, const struct verified *v, const struc
 		return;
 	}
 	if (fixups_of(v)) {
-		printf("%s: verified with fixups (as its loader would; --no-fixups to verify it as built):\n",
-		       v->file);
-		for (i = 0; i < json_object_array_length(fixups_of(v)); i++)
-			printf("  %s\n", json_object_get_string(json_object_array_get_idx(fixups_of(v), i)));
+		term_puts(stdout, v->file);
+		puts(": verified with fixups (as its loader would; --no-fixups to verify it as built):");
+		/* Each names the object's maps and programs: see term.h. */
+		for (i = 0; i < json_object_array_length(fixups_of(v)); i++) {
+			fputs("  ", stdout);
+			term_puts(stdout, json_object_get_string(json_object_array_get_idx(fixups_of(v), i)));
+			putchar('\n');
+		}
 		putchar('\n');
 	}
 	for (i = 0; i < n; i++) {
