@@ -40,14 +40,15 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c input.c paths.c \
-		diag.c diag_render.c
+		diag.c diag_render.c term.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
 UNIT_TESTS   := $(B)/tests/test_diag
 
-.PHONY: all deps kernel qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE
+.PHONY: all deps kernel qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE \
+	fuzz fuzz-build asan asan-test
 .DELETE_ON_ERROR:
 
 all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS) $(PROBE_PROGS) $(B)/kselftest/DENYLIST.uml
@@ -146,14 +147,88 @@ $(B)/bin/bpfuml-agent: $(AGENT_OBJS) $(B)/lib/libbpf.a
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $(AGENT_OBJS) $(B)/lib/libbpf.a -ljson-c -lelf -lz -lzstd
 
 # Unit tests need no kernel: the diag parser on recorded and synthetic logs.
-$(B)/tests/test_diag: tests/unit/test_diag.c $(B)/harness/diag.o $(B)/harness/diag_render.o
+UNIT_DIAG_OBJS := diag.o diag_render.o term.o
+$(B)/tests/test_diag: tests/unit/test_diag.c $(addprefix $(B)/harness/,$(UNIT_DIAG_OBJS))
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Iharness -o $@ $^ -ljson-c
 
--include $(HARNESS_OBJS:.o=.d) $(AGENT_OBJS:.o=.d)
+# ---- ASan/UBSan build of the host harness ---------------------------------
+# `make asan`: build/asan/bin/bpfuml and build/asan/tests/test_diag with
+# -fsanitize=address,undefined (any finding aborts); `make asan-test` runs
+# test_diag and the `parse`-based tests with them.  The guest agent is not
+# part of it (it is static, and PID 1 in the guest).
+ASAN_CFLAGS := $(CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	       -fno-sanitize-recover=all
+ASAN_OBJS   := $(patsubst %.c,$(B)/asan/harness/%.o,$(HARNESS_SRCS))
 
-test: all kselftest-build
+asan: $(B)/asan/bin/bpfuml $(B)/asan/tests/test_diag
+
+$(B)/asan/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_CFLAGS) -MMD -MP -Iharness -I$(B)/include -c $< -o $@
+
+$(B)/asan/bin/bpfuml: $(ASAN_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_CFLAGS) -o $@ $^ -ljson-c
+
+$(B)/asan/tests/test_diag: tests/unit/test_diag.c $(addprefix $(B)/asan/harness/,$(UNIT_DIAG_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ASAN_CFLAGS) -Iharness -o $@ $^ -ljson-c
+
+# BPFUML_BIN points the tests at the sanitized binary; the build directory
+# (kernel, agent) stays build/.
+asan-test: all asan
+	$(Q)$(B)/asan/tests/test_diag tests/unit/fixtures
+	$(Q)BPFUML_BIN=$(CURDIR)/$(B)/asan/bin/bpfuml BPFUML_BUILD_DIR=$(CURDIR)/$(B) \
+		python3 tests/run_tests.py $(B) -k parse
+
+# ---- libFuzzer targets (tests/fuzz/README.md) ------------------------------
+# One tests/fuzz/fuzz_NAME.c per target; FUZZ_NAME_SRCS (NAME as in the file
+# name) lists the harness sources it links; FUZZ_NAME_SEEDS optionally names
+# seed files kept elsewhere in the tree, copied beside tests/fuzz/seeds/NAME/
+# into build/fuzz/seeds/NAME/ at build time.
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+FUZZ_SEEDS   := $(patsubst %,$(B)/fuzz/seeds/%.stamp,$(FUZZ_TARGETS))
+FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all
+FUZZ_TIME    ?= 60
+
+FUZZ_diag_SRCS  := harness/diag.c harness/diag_render.c harness/term.c
+FUZZ_diag_SEEDS := $(wildcard tests/unit/fixtures/*.log)
+FUZZ_input_SRCS := harness/input.c
+
+# clang's libFuzzer runtime (Debian: libclang-rt-19-dev, from scripts/deps.sh).
+FUZZ_RUNTIME := $(wildcard $(shell $(CLANG) -print-resource-dir 2>/dev/null)/lib/*/libclang_rt.fuzzer*.a)
+
+fuzz-build: $(if $(FUZZ_RUNTIME),$(FUZZ_BINS) $(FUZZ_SEEDS))
+	$(if $(FUZZ_RUNTIME),,@echo "  FUZZ    skipped: clang's fuzzer runtime is missing" \
+		"(apt-get install libclang-rt-19-dev, or make deps as root)")
+
+# make fuzz FUZZ_TIME=SEC: every target for SEC seconds; corpora grow in
+# build/fuzz/corpus/NAME, crashes land in build/fuzz/crashes/NAME.
+fuzz: fuzz-build
+	$(Q)$(if $(FUZZ_RUNTIME),,echo "bpfuml: clang's fuzzer runtime is missing; install libclang-rt-19-dev" >&2; exit 2;) \
+	tests/fuzz/run.sh $(B) $(FUZZ_TIME) $(FUZZ_TARGETS)
+
+.SECONDEXPANSION:
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_$$*_SRCS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Iharness -I$(B)/include -o $@ $< $(FUZZ_$*_SRCS) -ljson-c
+
+$(B)/fuzz/seeds/%.stamp: $$(wildcard tests/fuzz/seeds/$$*/*) $$(FUZZ_$$*_SEEDS)
+	$(Q)rm -rf $(B)/fuzz/seeds/$* && mkdir -p $(B)/fuzz/seeds/$*
+	$(Q)$(if $^,cp $^ $(B)/fuzz/seeds/$*/)
+	$(Q)touch $@
+
+-include $(HARNESS_OBJS:.o=.d) $(AGENT_OBJS:.o=.d) $(ASAN_OBJS:.o=.d)
+
+test: all kselftest-build fuzz-build asan
 	$(Q)tests/run.sh $(B)
 
 clean:

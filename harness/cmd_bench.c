@@ -19,6 +19,7 @@
 
 #include "bpfuml.h"
 #include "options.h"
+#include "term.h"
 
 /* --backend is a common option (options.h); bench also takes host. */
 enum { OPT_QUICK = 0x200, OPT_PNG, OPT_SAMPLES };
@@ -343,9 +344,14 @@ int cmd_bench(int argc, char **argv)
 				for (i = 0; i < 2; i++) {
 					json_object *out = json_object_array_get_idx(outs, i);
 
-					if (json_str(out, "error"))
-						printf("    %s: %s: %s\n", i ? "rhtab" : "htab", json_str(out, "error"),
-						       bench_hint(backend, out));
+					if (json_str(out, "error")) {
+						/* The guest's words: see term.h. */
+						printf("    %s: ", i ? "rhtab" : "htab");
+						term_puts(stdout, json_str(out, "error"));
+						fputs(": ", stdout);
+						term_puts(stdout, bench_hint(backend, out));
+						putchar('\n');
+					}
 					if (json_int(out, "memory_steady_bytes", -1) >= 0)
 						printf("    %s memory: steady %.2f MiB, peak %.2f MiB\n",
 						       i ? "rhtab" : "htab",
@@ -361,10 +367,13 @@ int cmd_bench(int argc, char **argv)
 		json_object_put(job);
 	}
 	json_object_object_add(doc, "kernel", json_object_new_string(kernel));
-	if (opts.json)
+	if (opts.json) {
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	else
-		printf("backend %s: %s\n", backend, kernel[0] ? kernel : "(no row finished)");
+	} else {
+		printf("backend %s: ", backend);
+		term_puts(stdout, kernel[0] ? kernel : "(no row finished)");	/* the guest's uname */
+		putchar('\n');
+	}
 	if (png && code == EXIT_OK)
 		draw_png(&paths, doc, png);
 	json_object_put(doc);

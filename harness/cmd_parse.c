@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,47 +13,68 @@
 #include "bpfuml.h"
 #include "diag.h"
 #include "options.h"
+#include "term.h"
 
 enum { OPT_PROG = 0x200, OPT_SOURCE };
 
+/*
+ * The kernel's log buffer is at most UINT_MAX >> 2 bytes (kernel/bpf/log.c):
+ * a longer "log" is not one, and reading /dev/zero must end.
+ */
+#define MAX_LOG_BYTES ((size_t)(UINT32_MAX >> 2))
+
+/* 0, or -errno; -EFBIG beyond MAX_LOG_BYTES. */
 static int read_whole_file(const char *path, char **text, size_t *len)
 {
 	size_t cap = 1 << 16, used = 0, n;
 	char *buf = malloc(cap), *grown;
 	FILE *f = fopen(path, "rb");
+	int err = 0;
 
 	if (!f || !buf) {
-		int err = f ? -ENOMEM : -errno;
-
-		if (f)
-			fclose(f);
-		free(buf);
-		return err;
+		err = f ? -ENOMEM : -errno;
+		goto out;
 	}
+	/* cap - used - 1 > 0 on every entry: the last byte is the NUL's. */
 	while ((n = fread(buf + used, 1, cap - used - 1, f)) > 0) {
 		used += n;
+		if (used > MAX_LOG_BYTES) {
+			err = -EFBIG;
+			goto out;
+		}
 		if (cap - used - 1 == 0) {
 			grown = realloc(buf, cap * 2);
 			if (!grown) {
-				fclose(f);
-				free(buf);
-				return -ENOMEM;
+				err = -ENOMEM;
+				goto out;
 			}
 			buf = grown;
 			cap *= 2;
 		}
 	}
-	fclose(f);
+	/* A directory opens but does not read (EISDIR): not an empty log. */
+	if (ferror(f)) {
+		err = errno ? -errno : -EIO;
+		goto out;
+	}
 	buf[used] = '\0';
 	*text = buf;
 	*len = used;
-	return 0;
+	buf = NULL;
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	return err;
 }
 
 static void print_human(const struct diag_log *log, const char *path)
 {
-	if (log->legacy_error)
-		printf("error: %s\n", log->legacy_error);
+	if (log->legacy_error) {
+		fputs("error: ", stdout);
+		term_puts(stdout, log->legacy_error);
+		putchar('\n');
+	}
 	if (log->stats.present)
 		printf("processed %ld insns (limit %ld) max_states_per_insn %ld total_states %ld "
 		       "peak_states %ld mark_read %ld\n", log->stats.insns_processed,
@@ -61,8 +83,10 @@ static void print_human(const struct diag_log *log, const char *path)
 	if (!log->has_report && log->legacy_error)
 		print_no_report(stdout, log);
 	diag_print_human(stdout, log, false);
-	if (!log->legacy_error && !log->has_report)
-		printf("%s: no error in this log%s\n", path, log->stats.present ? " (accepted)" : "");
+	if (!log->legacy_error && !log->has_report) {
+		term_puts(stdout, path);
+		printf(": no error in this log%s\n", log->stats.present ? " (accepted)" : "");
+	}
 }
 
 int cmd_parse(int argc, char **argv)
@@ -100,6 +124,9 @@ int cmd_parse(int argc, char **argv)
 			    "[--source FILE] [--format human|json|gcc|sarif]");
 	path = argv[optind];
 	err = read_whole_file(path, &text, &len);
+	if (err == -EFBIG)
+		return fail(&opts, EXIT_USAGE, "input", "%s: longer than %zu bytes, the most a "
+			    "verifier log can be; give the log of one program", path, MAX_LOG_BYTES);
 	if (err)
 		return fail(&opts, EXIT_USAGE, "input", "%s: %s", path, strerror(-err));
 	log = diag_parse(text, len);

@@ -17,6 +17,7 @@
 #include "bpfuml.h"
 #include "diag.h"
 #include "options.h"
+#include "term.h"
 
 static const char *const probe_objects[] = {
 	"probe.bpf.o", "probe_struct_ops.bpf.o", "probe_ext.bpf.o",
@@ -68,10 +69,14 @@ static void format_step(json_object *step, char *buf, size_t size)
 		snprintf(buf, size, "-");
 		return;
 	}
-	if (!strcmp(status, "no"))
-		snprintf(buf, size, "no: %s", json_str(step, "verifier_error") ?: json_str(step, "error") ?: "?");
-	else
-		snprintf(buf, size, "%s", status);
+	/* Statuses and reasons come from the guest and the verifier's log. */
+	if (status && !strcmp(status, "no")) {
+		snprintf(buf, size, "no: ");
+		term_escape(buf + strlen(buf), size - strlen(buf),
+			    json_str(step, "verifier_error") ?: json_str(step, "error") ?: "?");
+	} else {
+		term_escape(buf, size, status);
+	}
 }
 
 static json_object *member(json_object *obj, const char *key)
@@ -84,7 +89,7 @@ static json_object *member(json_object *obj, const char *key)
 
 static void print_rows(json_object *rows, const char *kind, const char *title)
 {
-	char verify[160], run[160], attach[160];
+	char verify[160], run[160], attach[160], name[160], note[512];
 	size_t i;
 
 	printf("\n%s\n", title);
@@ -98,11 +103,13 @@ static void print_rows(json_object *rows, const char *kind, const char *title)
 
 		if (strcmp(json_str(row, "kind") ?: "", kind))
 			continue;
+		term_escape(name, sizeof(name), json_str(row, "name"));
+		term_escape(note, sizeof(note), json_str(row, "uml_note") ?: "");
 		if (!strcmp(kind, "map_type")) {
 			format_step(member(row, "create"), verify, sizeof(verify));
-			printf("  %-26s %s\n", json_str(row, "name"), verify);
+			printf("  %-26s %s\n", name, verify);
 			if (json_str(row, "uml_note"))
-				printf("      (%s)\n", json_str(row, "uml_note"));
+				printf("      (%s)\n", note);
 			continue;
 		}
 		format_step(member(row, "verify"), verify, sizeof(verify));
@@ -110,9 +117,9 @@ static void print_rows(json_object *rows, const char *kind, const char *title)
 		format_step(member(row, "attach"), attach, sizeof(attach));
 		/* Short cells in columns; a long reason goes on its own line. */
 		if (strlen(verify) <= 8 && strlen(run) <= 8) {
-			printf("  %-26s %-8s %-8s %s\n", json_str(row, "name"), verify, run, attach);
+			printf("  %-26s %-8s %-8s %s\n", name, verify, run, attach);
 		} else {
-			printf("  %-26s %-8s %-8s %s\n", json_str(row, "name"),
+			printf("  %-26s %-8s %-8s %s\n", name,
 			       strlen(verify) <= 8 ? verify : "no", strlen(run) <= 8 ? run : "no",
 			       strlen(verify) <= 8 && strlen(run) <= 8 ? attach : "-");
 			if (strlen(verify) > 8)
@@ -121,7 +128,7 @@ static void print_rows(json_object *rows, const char *kind, const char *title)
 				printf("      run %s\n", run);
 		}
 		if (json_str(row, "uml_note"))
-			printf("      (%s)\n", json_str(row, "uml_note"));
+			printf("      (%s)\n", note);
 	}
 }
 
@@ -245,8 +252,9 @@ int cmd_probe(int argc, char **argv)
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	} else {
-		printf("bpfuml probe: backend %s, kernel %s%s%s\n", opts.backend,
-		       json_str(s.result, "kernel") ?: "?", s.accel ? ", QEMU " : "", s.accel ?: "");
+		printf("bpfuml probe: backend %s, kernel ", opts.backend);
+		term_puts(stdout, json_str(s.result, "kernel") ?: "?");
+		printf("%s%s\n", s.accel ? ", QEMU " : "", s.accel ?: "");
 		print_rows(rows, "prog_type", "Program types (verify: a minimal program loads; run: "
 			   "BPF_PROG_TEST_RUN; attach: the type's usual attach point)");
 		print_rows(rows, "feature", "Verifier features (run: the program computed the right result)");

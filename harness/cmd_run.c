@@ -12,6 +12,7 @@
 
 #include "bpfuml.h"
 #include "options.h"
+#include "term.h"
 
 enum { OPT_PROG = 0x200, OPT_DATA_IN, OPT_CTX_IN, OPT_DATA_OUT, OPT_REPEAT, OPT_ATTACH };
 #define REPEAT_MAX 100000000
@@ -67,13 +68,21 @@ static void print_globals(FILE *out, json_object *globals)
 	for (i = 0; i < n; i++) {
 		json_object *g = json_object_array_get_idx(globals, i), *value;
 		const char *text = json_str(g, "text");
+		const char *section = json_str(g, "section") ?: "(null)";
 
-		fprintf(out, "  %-8s %s (%s) = ", json_str(g, "section"), json_str(g, "name"),
-			json_str(g, "type"));
+		/* Names, types and values (a char array's text) are the object's. */
+		fputs("  ", out);
+		term_puts(out, section);
+		fprintf(out, "%*s ", strlen(section) < 8 ? (int)(8 - strlen(section)) : 0, "");
+		term_puts(out, json_str(g, "name"));
+		fputs(" (", out);
+		term_puts(out, json_str(g, "type"));
+		fputs(") = ", out);
 		if (json_object_object_get_ex(g, "value", &value))
-			fprintf(out, "%s\n", json_object_get_string(value));
+			term_puts(out, json_object_get_string(value));
 		else
-			fprintf(out, "%s\n", text ?: json_str(g, "hex"));
+			term_puts(out, text ?: json_str(g, "hex"));
+		fputc('\n', out);
 	}
 }
 
@@ -84,15 +93,17 @@ static void print_attach_failure(FILE *out, json_object *prog, json_object *atta
 {
 	const char *messages = json_str(attach, "libbpf_messages");
 
+	term_puts(out, json_str(prog, "name"));
 	if (reason)
-		fprintf(out, "%s: attach not possible on UML: %s (the kernel said: %s, errno %lld)\n",
-			json_str(prog, "name"), reason, json_str(attach, "error"),
-			json_int(attach, "errno", 0));
+		fprintf(out, ": attach not possible on UML: %s (the kernel said: ", reason);
 	else
-		fprintf(out, "%s: attach failed: %s (errno %lld)\n", json_str(prog, "name"),
-			json_str(attach, "error"), json_int(attach, "errno", 0));
-	if (!reason && messages && *messages)
-		fprintf(out, "  libbpf said:\n    %s", messages);
+		fputs(": attach failed: ", out);
+	term_puts(out, json_str(attach, "error"));
+	fprintf(out, "%s errno %lld)\n", reason ? "," : " (", json_int(attach, "errno", 0));
+	if (!reason && messages && *messages) {
+		fputs("  libbpf said:\n    ", out);
+		term_puts_lines(out, messages);
+	}
 }
 
 static int report_run(struct session *s, const struct common_opts *opts, const char *file,
@@ -171,12 +182,18 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 		} else if (attach_failed) {
 			print_attach_failure(stdout, prog, attach, attach_reason);
 		} else if (run_error) {
-			printf("%s: BPF_PROG_TEST_RUN failed: %s (errno %lld); this program type may "
-			       "not support test runs, or the input sizes do not fit it\n",
-			       json_str(prog, "name"), run_error, json_int(run, "errno", 0));
+			term_puts(stdout, json_str(prog, "name"));
+			fputs(": BPF_PROG_TEST_RUN failed: ", stdout);
+			term_puts(stdout, run_error);
+			printf(" (errno %lld); this program type may not support test runs, or the "
+			       "input sizes do not fit it\n", json_int(run, "errno", 0));
 		} else {
-			printf("%s (%s, type %s): retval %lld, duration %lld ns per run (repeat %lld)\n",
-			       json_str(prog, "name"), json_str(prog, "section"), json_str(prog, "type"),
+			term_puts(stdout, json_str(prog, "name"));
+			fputs(" (", stdout);
+			term_puts(stdout, json_str(prog, "section"));
+			fputs(", type ", stdout);
+			term_puts(stdout, json_str(prog, "type"));
+			printf("): retval %lld, duration %lld ns per run (repeat %lld)\n",
 			       json_int(run, "retval", 0), json_int(run, "duration_ns", 0),
 			       json_int(run, "repeat", 1));
 			if (data) {

@@ -12,6 +12,7 @@
 #include "bpfuml.h"
 #include "diag.h"
 #include "options.h"
+#include "term.h"
 
 /* One line per program the kernel did not accept, in compiler style. */
 static void print_gcc(struct session *s, json_object *progs, const char *file)
@@ -27,16 +28,23 @@ static void print_gcc(struct session *s, json_object *progs, const char *file)
 		if (!strcmp(verdict, "accepted"))
 			continue;
 		if (!strcmp(verdict, "not_loaded")) {
-			printf("%s: error: program could not be loaded: %s [prog %s]\n", file,
-			       json_str(prog, "error") ?: "unknown", json_str(prog, "name"));
+			term_puts(stdout, file);
+			fputs(": error: program could not be loaded: ", stdout);
+			term_puts(stdout, json_str(prog, "error") ?: "unknown");
+			fputs(" [prog ", stdout);
+			term_puts(stdout, json_str(prog, "name"));
+			puts("]");
 			continue;
 		}
 		log = program_log(s, prog, &text);
-		if (log)
+		if (log) {
 			diag_print_gcc(stdout, log, json_str(prog, "name"), file);
-		else
-			printf("%s: error: rejected without a verifier log [prog %s]\n", file,
-			       json_str(prog, "name"));
+		} else {
+			term_puts(stdout, file);
+			fputs(": error: rejected without a verifier log [prog ", stdout);
+			term_puts(stdout, json_str(prog, "name"));
+			puts("]");
+		}
 		diag_free(log);
 		free(text);
 	}
@@ -136,20 +144,33 @@ static json_object *file_json(struct session *s, const struct verified *v)
 	return doc;
 }
 
+/* "FILE: could not be opened: libbpf's reason" (human output). */
+static void print_open_error(const struct verified *v)
+{
+	term_puts(stdout, v->file);
+	fputs(": could not be opened: ", stdout);
+	term_puts(stdout, object_error(v));
+	putchar('\n');
+}
+
 static void print_human(struct session *s, const struct verified *v, const struct common_opts *opts)
 {
 	json_object *progs = programs_of(v);
 	size_t i, n = progs ? json_object_array_length(progs) : 0, failed = count_failed(progs);
 
 	if (object_error(v)) {
-		printf("%s: could not be opened: %s\n", v->file, object_error(v));
+		print_open_error(v);
 		return;
 	}
 	if (fixups_of(v)) {
-		printf("%s: verified with fixups (as its loader would; --no-fixups to verify it as built):\n",
-		       v->file);
-		for (i = 0; i < json_object_array_length(fixups_of(v)); i++)
-			printf("  %s\n", json_object_get_string(json_object_array_get_idx(fixups_of(v), i)));
+		term_puts(stdout, v->file);
+		puts(": verified with fixups (as its loader would; --no-fixups to verify it as built):");
+		/* Each names the object's maps and programs: see term.h. */
+		for (i = 0; i < json_object_array_length(fixups_of(v)); i++) {
+			fputs("  ", stdout);
+			term_puts(stdout, json_object_get_string(json_object_array_get_idx(fixups_of(v), i)));
+			putchar('\n');
+		}
 		putchar('\n');
 	}
 	for (i = 0; i < n; i++) {
@@ -157,7 +178,9 @@ static void print_human(struct session *s, const struct verified *v, const struc
 			putchar('\n');
 		print_program(stdout, s, json_object_array_get_idx(progs, i), opts);
 	}
-	printf("\n%s: %zu program(s), %zu accepted, %zu not accepted\n", v->file, n, n - failed, failed);
+	putchar('\n');
+	term_puts(stdout, v->file);
+	printf(": %zu program(s), %zu accepted, %zu not accepted\n", n, n - failed, failed);
 }
 
 /* Exit code: 2 if an object could not be opened, else 1 if a program was
@@ -177,9 +200,12 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 	}
 	if (opts->format == FORMAT_GCC) {
 		for (f = 0; f < nr_files; f++)
-			if (object_error(&files[f]))
-				printf("%s: error: could not be opened: %s\n", files[f].file, object_error(&files[f]));
-			else
+			if (object_error(&files[f])) {
+				term_puts(stdout, files[f].file);
+				fputs(": error: could not be opened: ", stdout);
+				term_puts(stdout, object_error(&files[f]));
+				putchar('\n');
+			} else
 				print_gcc(s, programs_of(&files[f]), files[f].file);
 	} else if (opts->format == FORMAT_SARIF) {
 		print_sarif(s, files, nr_files);

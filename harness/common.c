@@ -14,6 +14,7 @@
 #include "bpfuml.h"
 #include "diag.h"
 #include "input.h"
+#include "term.h"
 #include "vm.h"
 
 const char *json_str(json_object *obj, const char *key)
@@ -60,7 +61,10 @@ int fail(const struct common_opts *opts, int code, const char *kind, const char 
 		print_json(doc);
 		json_object_put(doc);
 	} else {
-		fprintf(stderr, "bpfuml: %s\n", msg);
+		/* Messages quote the guest, the object and console lines. */
+		fputs("bpfuml: ", stderr);
+		term_puts_lines(stderr, msg);
+		fputc('\n', stderr);
 	}
 	return code;
 }
@@ -398,12 +402,18 @@ static const char *not_loaded_reason(json_object *prog, char *buf, size_t size)
 void print_no_report(FILE *out, const struct diag_log *log)
 {
 	fprintf(out, "  (the kernel printed no structured report for this failure)\n");
-	if (log->failing_insn >= 0)
-		fprintf(out, "  failing instruction: %d: %s\n", log->failing_insn,
-			log->failing_insn_text ?: "");
-	if (log->linfo_text)
-		fprintf(out, "  source: %s:%d: %s\n", log->linfo_file ?: "?", log->linfo_line,
-			log->linfo_text);
+	if (log->failing_insn >= 0) {
+		fprintf(out, "  failing instruction: %d: ", log->failing_insn);
+		term_puts(out, log->failing_insn_text ?: "");
+		fputc('\n', out);
+	}
+	if (log->linfo_text) {
+		fputs("  source: ", out);
+		term_puts(out, log->linfo_file ?: "?");
+		fprintf(out, ":%d: ", log->linfo_line);
+		term_puts(out, log->linfo_text);
+		fputc('\n', out);
+	}
 }
 
 static void print_stats(FILE *out, const struct diag_log *log)
@@ -428,15 +438,22 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 
 	log = program_log(s, prog, &text);
 	needs_jit = verified_but_needs_jit(prog, log ? log->legacy_error : NULL);
-	fprintf(out, "%s%s%s (%s, type %s): %s%s%s", color ? "\033[1m" : "", json_str(prog, "name"),
-		color ? "\033[0m" : "", json_str(prog, "section"), json_str(prog, "type"),
-		color ? (!strcmp(verdict, "accepted") ? "\033[1;32m" :
-			 needs_jit ? "\033[1;33m" : "\033[1;31m") : "",
-		!strcmp(verdict, "not_loaded") ? "could not be loaded" :
-		needs_jit ? "verified, but refused afterwards (needs a JIT)" : verdict,
-		color ? "\033[0m" : "");
-	if (!strcmp(verdict, "not_loaded"))
-		fprintf(out, ": %s", not_loaded_reason(prog, reason, sizeof(reason)));
+	/* Names, section, type and verdict come from the guest and the object. */
+	fputs(color ? "\033[1m" : "", out);
+	term_puts(out, json_str(prog, "name"));
+	fprintf(out, "%s (", color ? "\033[0m" : "");
+	term_puts(out, json_str(prog, "section"));
+	fputs(", type ", out);
+	term_puts(out, json_str(prog, "type"));
+	fprintf(out, "): %s", color ? (!strcmp(verdict, "accepted") ? "\033[1;32m" :
+				     needs_jit ? "\033[1;33m" : "\033[1;31m") : "");
+	term_puts(out, !strcmp(verdict, "not_loaded") ? "could not be loaded" :
+		       needs_jit ? "verified, but refused afterwards (needs a JIT)" : verdict);
+	fputs(color ? "\033[0m" : "", out);
+	if (!strcmp(verdict, "not_loaded")) {
+		fputs(": ", out);
+		term_puts(out, not_loaded_reason(prog, reason, sizeof(reason)));
+	}
 	fputc('\n', out);
 
 	if (json_int(prog, "log_truncated", 0))
@@ -445,8 +462,11 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 			json_int(prog, "log_buffer", 0) >> 20);
 	note = session_is_uml(s) ? uml_fidelity_note(prog, log ? log->legacy_error : NULL) : NULL;
 	if (!strcmp(verdict, "rejected") && log) {
-		if (log->legacy_error)
-			fprintf(out, "  error: %s\n", log->legacy_error);
+		if (log->legacy_error) {
+			fputs("  error: ", out);
+			term_puts(out, log->legacy_error);
+			fputc('\n', out);
+		}
 		print_stats(out, log);
 		if (log->has_report) {
 			diag_print_human(out, log, color);
@@ -467,7 +487,9 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 		while (*line) {
 			const char *eol = strchrnul(line, '\n');
 
-			fprintf(out, "    %.*s\n", (int)(eol - line), line);
+			fputs("    ", out);
+			term_write(out, line, eol - line, 0);
+			fputc('\n', out);
 			line = *eol ? eol + 1 : eol;
 		}
 	}

@@ -283,6 +283,24 @@ static bool hard_cut(const char *s, size_t n, int text_width)
 	return !memchr(s + 1, ' ', n - 1);
 }
 
+/* Line @l without its first @strip bytes; empty when it is shorter. */
+static struct line tail_of(const struct line *l, size_t strip)
+{
+	struct line t = { .s = l->s + l->n, .n = 0, .off = l->off + l->n };
+
+	if (l->n > strip) {
+		t.s = l->s + strip;
+		t.n = l->n - strip;
+		t.off = l->off + strip;
+	}
+	return t;
+}
+
+/*
+ * Callers pass lines that all have @strip bytes of prefix; a shorter line
+ * (a hand-edited or cut log) contributes nothing rather than a negative
+ * length.
+ */
 static char *unwrap_lines(struct parser *p, const struct line *lines, size_t n, size_t strip,
 			  int text_width)
 {
@@ -297,18 +315,16 @@ static char *unwrap_lines(struct parser *p, const struct line *lines, size_t n, 
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		const char *s = lines[i].s + strip;
-		size_t len = lines[i].n - strip;
+		struct line t = tail_of(&lines[i], strip);
 
 		if (i) {
-			const char *ps = lines[i - 1].s + strip;
-			size_t pn = lines[i - 1].n - strip;
+			struct line prev = tail_of(&lines[i - 1], strip);
 
-			if (!hard_cut(ps, pn, text_width))
+			if (!hard_cut(prev.s, prev.n, text_width))
 				out[o++] = ' ';
 		}
-		memcpy(out + o, s, len);
-		o += len;
+		memcpy(out + o, t.s, t.n);
+		o += t.n;
 	}
 	out[o] = '\0';
 	return out;
@@ -410,20 +426,30 @@ static bool is_state_line(const struct line *l)
 	return false;
 }
 
+/*
+ * "processed N insns (limit N) max_states_per_insn N total_states N
+ * peak_states N mark_read N", anything after it ignored.  Matched piece by
+ * piece with parse_num() rather than sscanf("%ld"), whose overflow is
+ * undefined.
+ */
 static bool parse_stats(const struct line *l, struct diag_stats *st)
 {
-	char buf[256];
-	long v[6];
-	int end = -1;
+	static const char *const pieces[] = {
+		"processed ", " insns (limit ", ") max_states_per_insn ", " total_states ",
+		" peak_states ", " mark_read ",
+	};
+	long long v[6];
+	size_t i = 0, k;
 
-	if (!starts(l, "processed ") || l->n >= sizeof(buf))
-		return false;
-	memcpy(buf, l->s, l->n);
-	buf[l->n] = '\0';
-	if (sscanf(buf, "processed %ld insns (limit %ld) max_states_per_insn %ld total_states %ld "
-			"peak_states %ld mark_read %ld%n",
-		   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &end) != 6 || end < 0)
-		return false;
+	for (k = 0; k < 6; k++) {
+		size_t m = strlen(pieces[k]);
+
+		if (l->n - i < m || memcmp(l->s + i, pieces[k], m))
+			return false;
+		i += m;
+		if (!parse_num(l->s, l->n, &i, &v[k]))
+			return false;
+	}
 	st->present = true;
 	st->insns_processed = v[0];
 	st->insn_limit = v[1];
@@ -569,7 +595,8 @@ static bool set_caret(struct parser *p, struct diag_site *site, const struct lin
 	bool ok = true;
 
 	/* Every annotation line has its text at the same offset. */
-	text = unwrap_lines(p, ann, n_ann, text_off, DIAG_TEXT_WIDTH - (int)text_off);
+	text = unwrap_lines(p, ann, n_ann, text_off,
+			    text_off < DIAG_TEXT_WIDTH ? DIAG_TEXT_WIDTH - (int)text_off : 0);
 	if (!text)
 		return false;
 
@@ -671,7 +698,8 @@ static bool parse_site(struct parser *p, const struct line *lines, size_t *pos, 
 				ann_start = i;
 				ann_off = off;
 				site->caret_column = indent;
-			} else if (!n_ann || off != ann_off) {
+			} else if (!n_ann || off != ann_off || i != ann_start + n_ann) {
+				/* Continuations follow their "^--" line directly. */
 				break;
 			}
 			n_ann++;

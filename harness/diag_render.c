@@ -13,11 +13,18 @@
 #include <json-c/json.h>
 
 #include "diag.h"
+#include "term.h"
 
 /* kernel/bpf/diagnostics.c: BPF_DIAG_TEXT_WIDTH */
 #define DIAG_TEXT_WIDTH 100
 
 /* ---- human -------------------------------------------------------------- */
+
+/*
+ * Every string that came from the log goes out through term.h: the log is
+ * the object's and the kernel's text, not ours.  Only the colours below are
+ * our own escape sequences.
+ */
 
 struct colors {
 	const char *reset, *bold, *err, *note, *dim, *marker;
@@ -32,6 +39,18 @@ static const struct colors ansi_colors = {
 	.dim = "\033[2m",
 	.marker = "\033[1;35m",
 };
+
+/*
+ * The widest number field the kernel prints (an int's digits); a lane that
+ * claims more is clamped, so that a crafted log cannot make every line of
+ * the output megabytes wide.
+ */
+#define MAX_NUM_WIDTH 16
+
+static int num_width(int width)
+{
+	return width < 0 ? 0 : width > MAX_NUM_WIDTH ? MAX_NUM_WIDTH : width;
+}
 
 /*
  * diag_print_wrapped_prefixed(), with the prefixes' visible width passed in
@@ -57,7 +76,9 @@ static void print_wrapped(FILE *out, const char *first_prefix, const char *next_
 		if (line[len] && line[len] != '\n' && line[len] != ' ' && last_space > 0)
 			len = last_space;
 
-		fprintf(out, "%s%s%.*s%s\n", prefix, on, len, line, off);
+		fprintf(out, "%s%s", prefix, on);
+		term_write(out, line, len, 0);
+		fprintf(out, "%s\n", off);
 
 		text = line + len;
 		while (*text == ' ')
@@ -78,11 +99,9 @@ static void print_annotation(FILE *out, const struct diag_site *s, int width,
 			     const struct colors *c)
 {
 	char first[256], next[256], *text;
-	int pad = width + 4, indent = s->caret_column, pw;
+	int pad = num_width(width) + 4, indent = s->caret_column, pw;
 	size_t len;
 
-	if (pad > 120)
-		pad = 120;
 	if (indent < 0)
 		indent = 0;
 	if (indent > 100)
@@ -101,17 +120,33 @@ static void print_annotation(FILE *out, const struct diag_site *s, int width,
 	free(text);
 }
 
+/* "  >>> N | text" or "      N | text", the number right-aligned. */
+static void print_lane(FILE *out, bool marked, int width, int num, const char *text,
+		       const struct colors *c)
+{
+	fprintf(out, "  %s%s%s%s%*d%s | ", marked ? c->marker : "", marked ? ">>> " : "    ",
+		marked ? c->reset : "", c->dim, num_width(width), num, c->reset);
+	term_puts(out, text);
+	fputc('\n', out);
+}
+
 static void print_site(FILE *out, const struct diag_site *s, const struct colors *c)
 {
 	size_t i;
 
-	if (s->file && s->function)
-		fprintf(out, "  %s%s%s @ %s:%d:%d\n", c->bold, s->function, c->reset, s->file,
-			s->line, s->column);
-	else if (s->file)
-		fprintf(out, "  %s:%d:%d\n", s->file, s->line, s->column);
-	else
+	if (s->file && s->function) {
+		fprintf(out, "  %s", c->bold);
+		term_puts(out, s->function);
+		fprintf(out, "%s @ ", c->reset);
+		term_puts(out, s->file);
+		fprintf(out, ":%d:%d\n", s->line, s->column);
+	} else if (s->file) {
+		fputs("  ", out);
+		term_puts(out, s->file);
+		fprintf(out, ":%d:%d\n", s->line, s->column);
+	} else {
 		fprintf(out, "  insn %d\n", s->insn);
+	}
 
 	if (s->has_source_context) {
 		fprintf(out, "  Source context:\n");
@@ -122,9 +157,7 @@ static void print_site(FILE *out, const struct diag_site *s, const struct colors
 				fprintf(out, "  \n");
 				continue;
 			}
-			fprintf(out, "  %s%s%s%s%*d%s | %s\n", l->marked ? c->marker : "",
-				l->marked ? ">>> " : "    ", l->marked ? c->reset : "", c->dim,
-				s->src_width, l->line, c->reset, l->text);
+			print_lane(out, l->marked, s->src_width, l->line, l->text, c);
 			if (l->marked)
 				print_annotation(out, s, s->src_width, c);
 		}
@@ -134,19 +167,17 @@ static void print_site(FILE *out, const struct diag_site *s, const struct colors
 
 	if (s->has_insn_context) {
 		fprintf(out, "  Instruction context:\n");
-		for (i = 0; i < s->n_insns; i++) {
-			const struct diag_insn_line *l = &s->insns[i];
-
-			fprintf(out, "  %s%s%s%s%*d%s | %s\n", l->marked ? c->marker : "",
-				l->marked ? ">>> " : "    ", l->marked ? c->reset : "", c->dim,
-				s->insn_width, l->idx, c->reset, l->text);
-		}
+		for (i = 0; i < s->n_insns; i++)
+			print_lane(out, s->insns[i].marked, s->insn_width, s->insns[i].idx,
+				   s->insns[i].text, c);
 	}
 }
 
 static void print_section_title(FILE *out, const char *title, const struct colors *c)
 {
-	fprintf(out, "\n%s%s:%s\n", c->bold, title, c->reset);
+	fprintf(out, "\n%s", c->bold);
+	term_puts(out, title);
+	fprintf(out, ":%s\n", c->reset);
 }
 
 static void print_text(FILE *out, const char *text)
@@ -154,18 +185,19 @@ static void print_text(FILE *out, const char *text)
 	print_wrapped(out, "  ", "  ", 2, text, "", "");
 }
 
-static void print_omissions(FILE *out, const struct diag_report *r, size_t before, bool *first)
+/*
+ * The summaries printed before events[before].  The parser records them in
+ * order, so one cursor walks them once for the whole path (@k).
+ */
+static void print_omissions(FILE *out, const struct diag_report *r, size_t before, size_t *k,
+			    bool *first)
 {
-	size_t i;
-
-	for (i = 0; i < r->n_omitted; i++) {
-		if (r->omitted[i].before != before)
-			continue;
+	for (; *k < r->n_omitted && r->omitted[*k].before <= before; (*k)++) {
 		if (!*first)
 			fputc('\n', out);
 		*first = false;
 		fprintf(out, "  %llu intermediate causal-history events omitted\n",
-			r->omitted[i].count);
+			r->omitted[*k].count);
 	}
 }
 
@@ -173,10 +205,13 @@ static void print_report(FILE *out, const struct diag_report *r, const struct co
 {
 	size_t i, j;
 
-	fprintf(out, "\n%sVerification failed:%s %s%s%s", c->err, c->reset, c->bold, r->category,
-		c->reset);
-	if (r->problem[0])
-		fprintf(out, ": %s", r->problem);
+	fprintf(out, "\n%sVerification failed:%s %s", c->err, c->reset, c->bold);
+	term_puts(out, r->category);
+	fputs(c->reset, out);
+	if (r->problem[0]) {
+		fputs(": ", out);
+		term_puts(out, r->problem);
+	}
 	fputc('\n', out);
 
 	if (r->reason) {
@@ -189,16 +224,17 @@ static void print_report(FILE *out, const struct diag_report *r, const struct co
 	}
 	if (r->has_causal_path) {
 		bool first = true;
+		size_t k = 0;
 
 		print_section_title(out, "Causal path", c);
 		for (i = 0; i < r->n_events; i++) {
-			print_omissions(out, r, i, &first);
+			print_omissions(out, r, i, &k, &first);
 			if (!first)
 				fputc('\n', out);
 			first = false;
 			print_site(out, &r->events[i], c);
 		}
-		print_omissions(out, r, r->n_events, &first);
+		print_omissions(out, r, r->n_events, &k, &first);
 		if (r->no_retained_events)
 			fprintf(out, "  no retained diagnostic events on this path\n");
 		if (r->not_retained)
@@ -211,8 +247,10 @@ static void print_report(FILE *out, const struct diag_report *r, const struct co
 
 		print_section_title(out, sec->title, c);
 		if (!sec->n_sites) {
-			for (j = 0; j < sec->n_lines; j++)
-				fprintf(out, "%s\n", sec->lines[j]);
+			for (j = 0; j < sec->n_lines; j++) {
+				term_puts(out, sec->lines[j]);
+				fputc('\n', out);
+			}
 			continue;
 		}
 		for (j = 0; j < sec->n_sites; j++) {
@@ -244,25 +282,27 @@ void diag_print_human(FILE *out, const struct diag_log *log, bool color)
 	 * sees one layout whichever kernel produced the log.
 	 */
 	if (!log->n_reports && log->legacy_error) {
-		fprintf(out, "\n%sVerification failed:%s %s\n", c->err, c->reset,
-			log->legacy_error);
+		fprintf(out, "\n%sVerification failed:%s ", c->err, c->reset);
+		term_puts(out, log->legacy_error);
+		fputc('\n', out);
 		if (log->linfo_file || log->failing_insn >= 0)
 			print_section_title(out, "At", c);
 		if (log->linfo_file) {
 			int w = snprintf(NULL, 0, "%d", log->linfo_line);
 
-			fprintf(out, "  %s:%d\n", log->linfo_file, log->linfo_line);
+			fputs("  ", out);
+			term_puts(out, log->linfo_file);
+			fprintf(out, ":%d\n", log->linfo_line);
 			fprintf(out, "  Source context:\n");
-			fprintf(out, "  %s>>> %s%s%d%s | %s\n", c->marker, c->reset, c->dim,
-				log->linfo_line, c->reset, log->linfo_text);
-			fprintf(out, "  %*s | %s^-- error: %s%s\n", w + 4, "", c->err,
-				log->legacy_error, c->reset);
+			print_lane(out, true, 0, log->linfo_line, log->linfo_text, c);
+			fprintf(out, "  %*s | %s^-- error: ", w + 4, "", c->err);
+			term_puts(out, log->legacy_error);
+			fprintf(out, "%s\n", c->reset);
 		}
 		if (log->failing_insn >= 0) {
 			fprintf(out, "  Instruction context:\n");
-			fprintf(out, "  %s>>> %s%s%d%s | %s\n", c->marker, c->reset, c->dim,
-				log->failing_insn, c->reset,
-				log->failing_insn_text ? log->failing_insn_text : "");
+			print_lane(out, true, 0, log->failing_insn,
+				   log->failing_insn_text ? log->failing_insn_text : "", c);
 		}
 	}
 	if (log->truncated && (log->n_reports || log->legacy_error))
@@ -304,45 +344,67 @@ const char *diag_resolve_path(const char *file, const char *fallback_file, char 
 	return file;
 }
 
-/* "path:line:col", "path:line" (column 0 is "unknown") or a fallback name. */
-static const char *site_loc(char *buf, size_t size, const char *file, int line, int column,
-			    const char *fallback_file, const char *prog_name)
+/*
+ * Write "path:line:col", "path:line" (column 0 is "unknown") or a fallback
+ * name, then @what (": error: ", ": note: ").
+ */
+static void site_loc(FILE *out, const char *file, int line, int column,
+		     const char *fallback_file, const char *prog_name, const char *what)
 {
 	char pbuf[4096];
-	const char *path;
 
 	if (!file) {
-		snprintf(buf, size, "%s",
-			 fallback_file ? fallback_file : prog_name ? prog_name : "<bpf>");
-		return buf;
+		term_puts(out, fallback_file ? fallback_file : prog_name ? prog_name : "<bpf>");
+	} else {
+		term_puts(out, diag_resolve_path(file, fallback_file, pbuf, sizeof(pbuf)));
+		if (line > 0 && column > 0)
+			fprintf(out, ":%d:%d", line, column);
+		else if (line > 0)
+			fprintf(out, ":%d", line);
 	}
-	path = diag_resolve_path(file, fallback_file, pbuf, sizeof(pbuf));
-	if (line > 0 && column > 0)
-		snprintf(buf, size, "%s:%d:%d", path, line, column);
-	else if (line > 0)
-		snprintf(buf, size, "%s:%d", path, line);
-	else
-		snprintf(buf, size, "%s", path);
-	return buf;
+	fputs(what, out);
 }
 
-static const char *gcc_site_loc(char *buf, size_t size, const struct diag_site *s,
-				const char *fallback_file, const char *prog_name)
+static void gcc_site_loc(FILE *out, const struct diag_site *s, const char *fallback_file,
+			 const char *prog_name, const char *what)
 {
-	return site_loc(buf, size, s->file, s->line, s->column, fallback_file, prog_name);
+	site_loc(out, s->file, s->line, s->column, fallback_file, prog_name, what);
+}
+
+/* The report's own location, for its error line and summary notes. */
+static void report_loc(FILE *out, const struct diag_report *r, const char *fallback_file,
+		       const char *prog_name, const char *what)
+{
+	if (r->has_at)
+		gcc_site_loc(out, &r->at, fallback_file, prog_name, what);
+	else
+		site_loc(out, NULL, 0, 0, fallback_file, prog_name, what);
 }
 
 static void gcc_prog_suffix(FILE *out, const char *prog_name)
 {
-	if (prog_name)
-		fprintf(out, " [prog %s]", prog_name);
+	if (prog_name) {
+		fputs(" [prog ", out);
+		term_puts(out, prog_name);
+		fputc(']', out);
+	}
+	fputc('\n', out);
+}
+
+/* "<kind>: <message>" of a site, then the end of the line. */
+static void gcc_site_note(FILE *out, const struct diag_site *s, const char *fallback_file,
+			  const char *prog_name)
+{
+	gcc_site_loc(out, s, fallback_file, prog_name, ": note: ");
+	term_puts(out, s->kind);
+	fputs(": ", out);
+	term_puts(out, s->message);
 	fputc('\n', out);
 }
 
 void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name,
 		    const char *fallback_file)
 {
-	char at[4400], loc[4400];
 	size_t i, j, k;
 
 	if (!log)
@@ -350,45 +412,44 @@ void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name
 	for (i = 0; i < log->n_reports; i++) {
 		const struct diag_report *r = &log->reports[i];
 
-		if (r->has_at)
-			gcc_site_loc(at, sizeof(at), &r->at, fallback_file, prog_name);
-		else
-			site_loc(at, sizeof(at), NULL, 0, 0, fallback_file, prog_name);
-		fprintf(out, "%s: error: %s", at, r->category);
-		if (r->problem[0])
-			fprintf(out, ": %s", r->problem);
+		report_loc(out, r, fallback_file, prog_name, ": error: ");
+		term_puts(out, r->category);
+		if (r->problem[0]) {
+			fputs(": ", out);
+			term_puts(out, r->problem);
+		}
 		gcc_prog_suffix(out, prog_name);
 
 		/* Notes in time order: events lost to the ring buffer came first. */
-		if (r->not_retained)
-			fprintf(out, "%s: note: %llu older causal-history event%s not retained\n",
-				at, r->not_retained, r->not_retained == 1 ? "" : "s");
-		for (j = 0; j <= r->n_events; j++) {
-			for (k = 0; k < r->n_omitted; k++)
-				if (r->omitted[k].before == j)
-					fprintf(out, "%s: note: %llu intermediate causal-history "
-						"events omitted\n", at, r->omitted[k].count);
+		if (r->not_retained) {
+			report_loc(out, r, fallback_file, prog_name, ": note: ");
+			fprintf(out, "%llu older causal-history event%s not retained\n",
+				r->not_retained, r->not_retained == 1 ? "" : "s");
+		}
+		for (j = 0, k = 0; j <= r->n_events; j++) {
+			/* Summaries are in order (see print_omissions()). */
+			for (; k < r->n_omitted && r->omitted[k].before <= j; k++) {
+				report_loc(out, r, fallback_file, prog_name, ": note: ");
+				fprintf(out, "%llu intermediate causal-history events omitted\n",
+					r->omitted[k].count);
+			}
 			if (j == r->n_events)
 				break;
-			fprintf(out, "%s: note: %s: %s\n",
-				gcc_site_loc(loc, sizeof(loc), &r->events[j], fallback_file,
-					     prog_name),
-				r->events[j].kind, r->events[j].message);
+			gcc_site_note(out, &r->events[j], fallback_file, prog_name);
 		}
 		for (j = 0; j < r->n_extra; j++)
 			for (k = 0; k < r->extra[j].n_sites; k++)
-				fprintf(out, "%s: note: %s: %s\n",
-					gcc_site_loc(loc, sizeof(loc), &r->extra[j].sites[k],
-						     fallback_file, prog_name),
-					r->extra[j].sites[k].kind, r->extra[j].sites[k].message);
-		if (r->suggestion && r->suggestion[0])
-			fprintf(out, "%s: note: suggestion: %s\n", at, r->suggestion);
+				gcc_site_note(out, &r->extra[j].sites[k], fallback_file, prog_name);
+		if (r->suggestion && r->suggestion[0]) {
+			report_loc(out, r, fallback_file, prog_name, ": note: suggestion: ");
+			term_puts(out, r->suggestion);
+			fputc('\n', out);
+		}
 	}
 	if (!log->n_reports && log->legacy_error) {
-		fprintf(out, "%s: error: %s",
-			site_loc(loc, sizeof(loc), log->linfo_file, log->linfo_line, 0,
-				 fallback_file, prog_name),
-			log->legacy_error);
+		site_loc(out, log->linfo_file, log->linfo_line, 0, fallback_file, prog_name,
+			 ": error: ");
+		term_puts(out, log->legacy_error);
 		gcc_prog_suffix(out, prog_name);
 	}
 }
@@ -831,21 +892,19 @@ static json_object *flow_location(struct jctx *j, const struct diag_site *s,
 	return tfl;
 }
 
-/* Index of rule @id in @rules, adding it when new. */
-static int rule_index(struct jctx *j, json_object *rules, const char *id)
+/*
+ * Index of rule @id in @rules, adding it when new.  @index maps ids to
+ * indices: a log may hold many reports, each with a category of its own.
+ */
+static int rule_index(struct jctx *j, json_object *rules, json_object *index, const char *id)
 {
 	size_t i, n = json_object_array_length(rules);
-	json_object *rule, *desc, *conf;
+	json_object *rule, *desc, *conf, *known;
 	char name[128];
 	int k = 0;
 
-	for (i = 0; i < n; i++) {
-		json_object *r = json_object_array_get_idx(rules, i), *rid;
-
-		if (json_object_object_get_ex(r, "id", &rid) &&
-		    !strcmp(json_object_get_string(rid), id))
-			return (int)i;
-	}
+	if (json_object_object_get_ex(index, id, &known))
+		return json_object_get_int(known);
 	/* "Memory Safety" -> "MemorySafety" for the rule's name. */
 	for (i = 0; id[i] && k < (int)sizeof(name) - 1; i++)
 		if (id[i] != ' ')
@@ -862,6 +921,7 @@ static int rule_index(struct jctx *j, json_object *rules, const char *id)
 	jadd(j, conf, "level", jstr(j, "error"));
 	jadd(j, rule, "defaultConfiguration", conf);
 	jpush(j, rules, rule);
+	jadd(j, index, id, jint(j, (long long)n));
 	return (int)n;
 }
 
@@ -871,24 +931,27 @@ static char *result_text(const struct diag_report *r, const char *legacy, const 
 	const char *problem = r ? r->problem : legacy;
 	const char *reason = r ? r->reason : NULL;
 	const char *sugg = r ? r->suggestion : NULL;
-	size_t len = strlen(cat) + strlen(problem) + (prog ? strlen(prog) : 0) +
-		     (reason ? strlen(reason) : 0) + (sugg ? strlen(sugg) : 0) + 64;
-	char *buf = malloc(len);
-	int o;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
-	if (!buf)
+	if (!f)
 		return NULL;
-	o = snprintf(buf, len, "%s%s%s", cat, problem[0] ? ": " : "", problem);
+	fprintf(f, "%s%s%s", cat, problem[0] ? ": " : "", problem);
 	if (prog)
-		o += snprintf(buf + o, len - o, " [prog %s]", prog);
+		fprintf(f, " [prog %s]", prog);
 	if (reason && reason[0])
-		o += snprintf(buf + o, len - o, "\n%s", reason);
+		fprintf(f, "\n%s", reason);
 	if (sugg && sugg[0])
-		snprintf(buf + o, len - o, "\nSuggestion: %s", sugg);
+		fprintf(f, "\nSuggestion: %s", sugg);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
 	return buf;
 }
 
-static json_object *sarif_result(struct jctx *j, json_object *rules,
+static json_object *sarif_result(struct jctx *j, json_object *rules, json_object *rule_ids,
 				 const struct diag_sarif_result *res,
 				 const struct diag_report *r)
 {
@@ -901,7 +964,7 @@ static json_object *sarif_result(struct jctx *j, json_object *rules,
 	if (!text)
 		j->oom = true;
 	jadd(j, o, "ruleId", jstr(j, rule));
-	jadd(j, o, "ruleIndex", jint(j, rule_index(j, rules, rule)));
+	jadd(j, o, "ruleIndex", jint(j, rule_index(j, rules, rule_ids, rule)));
 	jadd(j, o, "level", jstr(j, "error"));
 	jadd(j, o, "kind", jstr(j, "fail"));
 	jadd(j, o, "message", jmessage(j, text ? text : ""));
@@ -962,7 +1025,7 @@ static json_object *sarif_result(struct jctx *j, json_object *rules,
 json_object *diag_to_sarif(const struct diag_sarif_result *results, size_t n)
 {
 	struct jctx j = {};
-	json_object *root, *runs, *run, *tool, *driver, *rules, *out;
+	json_object *root, *runs, *run, *tool, *driver, *rules, *out, *rule_ids;
 	size_t i, k;
 
 	root = jobj(&j);
@@ -974,6 +1037,7 @@ json_object *diag_to_sarif(const struct diag_sarif_result *results, size_t n)
 	driver = jobj(&j);
 	rules = jarr(&j);
 	out = jarr(&j);
+	rule_ids = jobj(&j);
 
 	jadd(&j, driver, "name", jstr(&j, "bpfuml"));
 	jadd(&j, driver, "rules", rules);
@@ -981,19 +1045,20 @@ json_object *diag_to_sarif(const struct diag_sarif_result *results, size_t n)
 	jadd(&j, run, "tool", tool);
 	jadd(&j, run, "columnKind", jstr(&j, "unicodeCodePoints"));
 
-	for (i = 0; rules && out && i < n; i++) {
+	for (i = 0; rules && out && rule_ids && i < n; i++) {
 		const struct diag_log *log = results[i].log;
 
 		if (!log)
 			continue;
 		for (k = 0; k < log->n_reports; k++)
-			jpush(&j, out, sarif_result(&j, rules, &results[i], &log->reports[k]));
+			jpush(&j, out, sarif_result(&j, rules, rule_ids, &results[i], &log->reports[k]));
 		if (!log->n_reports && log->legacy_error)
-			jpush(&j, out, sarif_result(&j, rules, &results[i], NULL));
+			jpush(&j, out, sarif_result(&j, rules, rule_ids, &results[i], NULL));
 	}
 	jadd(&j, run, "results", out);
 	jpush(&j, runs, run);
 	jadd(&j, root, "runs", runs);
+	json_object_put(rule_ids);
 
 	if (j.oom) {
 		json_object_put(root);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kselftest.h"
+#include "term.h"
 
 const char *const ks_status_name[KS_NR_STATUS] = {
 	[KS_PASS] = "passed", [KS_FAIL] = "failed", [KS_SKIP] = "skipped",
@@ -407,7 +408,8 @@ static void print_first_line(FILE *out, const char *text)
 		text++;
 		nl = strchr(text, '\n');
 	}
-	fprintf(out, "%.*s", nl ? (int)(nl - text) : (int)strlen(text), text);
+	/* Reasons quote the guest's output: see term.h. */
+	term_write(out, text, nl ? (size_t)(nl - text) : strlen(text), 0);
 }
 
 static void print_ktap_line(FILE *out, const char *indent, int number, const struct ks_result *x,
@@ -415,7 +417,8 @@ static void print_ktap_line(FILE *out, const char *indent, int number, const str
 {
 	bool ok = x->status == KS_PASS || x->status == KS_SKIP || x->status == KS_DENIED;
 
-	fprintf(out, "%s%s %d %s", indent, ok ? "ok" : "not ok", number, name);
+	fprintf(out, "%s%s %d ", indent, ok ? "ok" : "not ok", number);
+	term_puts(out, name);
 	if (x->status == KS_SKIP || x->status == KS_DENIED) {
 		fprintf(out, " # SKIP%s", x->status == KS_DENIED ? " denied: " : x->reason ? " " : "");
 		if (x->reason)
@@ -475,7 +478,9 @@ void ks_print_ktap(FILE *out, const struct ks_results *r)
 		for (j = 0; j < r->n; j++)
 			subs += is_subtest_of(&r->v[j], t);
 		if (subs) {
-			fprintf(out, "    # Subtest: %s\n    KTAP version 1\n    1..%zu\n", t->name, subs);
+			fputs("    # Subtest: ", out);
+			term_puts(out, t->name);
+			fprintf(out, "\n    KTAP version 1\n    1..%zu\n", subs);
 			for (j = 0; j < r->n; j++)
 				if (is_subtest_of(&r->v[j], t))
 					print_ktap_line(out, "    ", ++sub_number, &r->v[j],
@@ -506,7 +511,8 @@ void ks_print_summary(FILE *out, const struct ks_results *r, double wall_s, int 
 
 		if (x->status != KS_FAIL && x->status != KS_ERROR)
 			continue;
-		fprintf(out, "#   %-6s %s", ks_status_name[x->status], x->name);
+		fprintf(out, "#   %-6s ", ks_status_name[x->status]);
+		term_puts(out, x->name);
 		if (x->reason && x->status == KS_ERROR) {
 			fprintf(out, ": ");
 			print_first_line(out, x->reason);

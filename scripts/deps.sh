@@ -14,6 +14,8 @@ packages=(
 	xz-utils binutils dwarves
 	libelf-dev zlib1g-dev libzstd-dev libcap-dev libssl-dev
 	clang-19 llvm-19 lld
+	# clang's libFuzzer and sanitizer runtimes: tests/fuzz (make fuzz).
+	libclang-rt-19-dev
 	libjson-c-dev python3-matplotlib
 	# The guest runs the host's programs: the selftests call ip, ping,
 	# ethtool, iptables-legacy (network tests), keyctl and fsverity (signed

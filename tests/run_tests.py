@@ -21,7 +21,8 @@ import traceback
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith('-')
                         else os.path.join(TOP, 'build'))
-BPFUML = os.path.join(BUILD, 'bin', 'bpfuml')
+# BPFUML_BIN: another build of bpfuml against the same BUILD (make asan-test).
+BPFUML = os.environ.get('BPFUML_BIN') or os.path.join(BUILD, 'bin', 'bpfuml')
 PROGS = os.path.join(BUILD, 'tests', 'progs')
 SRC_PROGS = os.path.join(TOP, 'tests', 'progs')
 
@@ -1422,7 +1423,7 @@ def main():
             func()
         except Gap as e:
             skipped += 1
-            print(f'skip {name}: known UML gap: {e}')
+            print(f'skip {name}: {getattr(e, "prefix", "known UML gap: ")}{e}')
             continue
         except Skip as e:
             skipped += 1

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "diag.h"
+#include "term.h"
 
 static int n_pass, n_fail;
 static char fixture_dir[PATH_MAX];
@@ -1359,6 +1360,246 @@ static void test_recorded(const struct recorded *r)
 	free(b.s);
 }
 
+/* ---- hostile input (issue 21) ------------------------------------------- */
+
+/* Parse and render @s in every format; NULL if the parser gave up. */
+static struct diag_log *parse_and_render(const char *s, size_t n)
+{
+	struct diag_sarif_result res = { .prog_name = "p", .object_file = "p.bpf.o" };
+	struct diag_log *log = diag_parse(s, n);
+	char *out = NULL;
+	size_t len = 0;
+	json_object *doc;
+
+	if (!log)
+		return NULL;
+	res.log = log;
+	human(&out, &len, log, true);
+	free(out);
+	gcc(&out, &len, log, "p", "p.bpf.o");
+	free(out);
+	doc = diag_to_json(log);
+	json_object_put(doc);
+	doc = diag_to_sarif(&res, 1);
+	json_object_put(doc);
+	return log;
+}
+
+/*
+ * libFuzzer's first find: a continuation line shorter than the "^--" line's
+ * text offset, after a line that is not part of the annotation, made
+ * unwrap_lines() memcpy about 2^64 bytes.
+ */
+static void test_annotation_shorter_than_offset(void)
+{
+	static const char log_text[] = "Verification failed: \nC:\n  p:2:0\n  Source context:\n"
+				       "   |  ^-- \n  \n    |     \005";
+	struct diag_log *log;
+
+	begin();
+	log = parse_and_render(log_text, sizeof(log_text) - 1);
+	CHECK(log && log->n_reports == 1 && log->report->n_extra == 1,
+	      "the report and its section \"C\" are not kept");
+	if (log && log->n_reports == 1 && log->report->n_extra == 1)
+		CHECK(log->report->extra[0].n_sites == 1 &&
+			      streq(log->report->extra[0].sites[0].kind, ""),
+		      "the section's site");
+	diag_free(log);
+	end("hostile/annotation-line-shorter-than-text-offset");
+}
+
+/* A continuation line belongs to the "^--" line only directly below it. */
+static void test_annotation_continuation_not_adjacent(void)
+{
+	struct buf b;
+	char *t;
+	struct diag_log *log;
+
+	begin();
+	if (!read_file("synthetic-resource-lock.log", &b)) {
+		CHECK(0, "fixture missing");
+		end("hostile/annotation-continuation-after-a-lane");
+		return;
+	}
+	/* A lane, then a line shaped like the error's continuation. */
+	t = replace(b.s, "      54 | ...\n      55 | ...\n",
+		    "      54 | ...........................\n"
+		    "         |             not a continuation\n");
+	log = parse_and_render(t, strlen(t));
+	CHECK(log && log->report && log->report->has_at, "parse");
+	if (log && log->report && log->report->has_at)
+		CHECK(streq(log->report->at.message, "nested spin lock"), "message \"%s\"",
+		      log->report->at.message);
+	diag_free(log);
+	free(t);
+	free(b.s);
+	end("hostile/annotation-continuation-after-a-lane");
+}
+
+/*
+ * A lane whose number is padded to 200,000 columns: the kernel pads to the
+ * widest line number, so the human output must not repeat that width for
+ * every lane (100 lanes would be 20 MB).
+ */
+static void test_wide_lane_output_bounded(void)
+{
+	static const char head[] = "Verification failed: Memory Safety: x\n\nAt:\n  f @ a.c:3:1\n"
+				   "  Source context:\n  >>> ";
+	size_t pad = 200000, i, o = 0, len = 0;
+	char *s = malloc(sizeof(head) + pad + 100 * 16 + 64), *out = NULL;
+	struct diag_log *log;
+
+	begin();
+	o = sprintf(s, "%s", head);
+	memset(s + o, ' ', pad);
+	o += pad;
+	o += sprintf(s + o, "3 | x\n");
+	for (i = 0; i < 100; i++)
+		o += sprintf(s + o, "      4 | y\n");
+	log = diag_parse(s, o);
+	CHECK(log && log->report && log->report->at.n_src == 101, "lanes not parsed");
+	if (log)
+		human(&out, &len, log, false);
+	CHECK(len < 100000, "human output of a %zu-byte log is %zu bytes", o, len);
+	free(out);
+	diag_free(log);
+	free(s);
+	end("hostile/wide-lane-number-does-not-multiply-output");
+}
+
+/* term_write() on its own: what passes, what is shown as \xNN. */
+static void test_term_write(void)
+{
+	static const struct {
+		const char *in, *want;
+		unsigned int flags;
+	} cases[] = {
+		{ "plain text", "plain text", 0 },
+		{ "a\033]52;c;ZXZpbA==\007b", "a\\x1b]52;c;ZXZpbA==\\x07b", 0 },
+		{ "\033[8mhidden\033[0m", "\\x1b[8mhidden\\x1b[0m", 0 },
+		{ "tab\tkept", "tab\tkept", 0 },
+		{ "two\nlines", "two\\x0alines", 0 },
+		{ "two\nlines", "two\nlines", TERM_KEEP_NEWLINES },
+		{ "cr\rover", "cr\\x0dover", TERM_KEEP_NEWLINES },
+		{ "del\177", "del\\x7f", 0 },
+		{ "c1 csi \302\233" "31m", "c1 csi \\xc2\\x9b31m", 0 },
+		{ "raw \233 byte", "raw \\x9b byte", 0 },
+		{ "caf\303\251 \342\202\254 \360\237\220\235", "caf\303\251 \342\202\254 \360\237\220\235", 0 },
+		{ "rlo \342\200\256x", "rlo \\xe2\\x80\\xaex", 0 },
+		{ "overlong \300\257", "overlong \\xc0\\xaf", 0 },
+		{ "surrogate \355\240\200", "surrogate \\xed\\xa0\\x80", 0 },
+		{ "cut \342\202", "cut \\xe2\\x82", 0 },
+		{ "\377\376", "\\xff\\xfe", 0 },
+	};
+	char *out, small[8];
+	size_t len, i;
+	FILE *f;
+
+	begin();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		out = NULL;
+		f = open_memstream(&out, &len);
+		term_write(f, cases[i].in, strlen(cases[i].in), cases[i].flags);
+		fclose(f);
+		CHECK(streq(out, cases[i].want), "case %zu: \"%s\", want \"%s\"", i, out,
+		      cases[i].want);
+		free(out);
+	}
+	term_escape(small, sizeof(small), "\033[31mred");
+	CHECK(streq(small, "\\x1b[31"), "term_escape cut: \"%s\"", small);
+	end("term/escapes-controls-and-invalid-utf8");
+}
+
+/* No ESC, BEL or CSI byte in @s except our colours when @color. */
+static bool terminal_safe(const char *s, size_t n, bool color, char *why, size_t size)
+{
+	static const char *const ours[] = { "\033[0m", "\033[1m", "\033[1;31m", "\033[36m",
+					     "\033[2m", "\033[1;35m" };
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (c == '\033' && color) {
+			for (k = 0; k < sizeof(ours) / sizeof(ours[0]); k++)
+				if (!strncmp(s + i, ours[k], strlen(ours[k])))
+					break;
+			if (k < sizeof(ours) / sizeof(ours[0]))
+				continue;
+		}
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0x9b) {
+			char ctx[64], shown[256];
+
+			/* The context shown escaped: a failure must not hit the terminal. */
+			snprintf(ctx, sizeof(ctx), "%.60s", s + (i > 20 ? i - 20 : 0));
+			snprintf(why, size, "byte 0x%02x at %zu: \"%s\"", c, i,
+				 term_escape(shown, sizeof(shown), ctx));
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Terminal escapes in the object's text (function and file names, BTF
+ * source lines, messages, libbpf's names) are shown, not sent: no ESC, BEL
+ * or C1 CSI reaches the terminal from human or gcc output.
+ */
+static void test_escapes_in_rendered_text(void)
+{
+	static const char osc[] = "\033]52;c;ZXZpbA==\007";
+	static const char *const files[] = { "synthetic-resource-lock.log",
+					     "synthetic-no-report.log" };
+	char why[256], *t[8], *out;
+	struct diag_log *log;
+	size_t len, f, k;
+	struct buf b;
+	bool color;
+
+	for (f = 0; f < 2; f++) {
+		begin();
+		if (!read_file(files[f], &b)) {
+			CHECK(0, "fixture missing");
+			end(f ? "hostile/escapes-in-legacy-log-not-sent" :
+				"hostile/escapes-in-report-not-sent");
+			continue;
+		}
+		/* Every kind of text the renderers print from a log. */
+		t[0] = replace(b.s, "double_lock @", "double\033[8m_lock @");
+		t[1] = replace(t[0], "lock.bpf.c:53:2", "lo\302\233" "2Jck.bpf.c:53:2");
+		t[2] = replace(t[1], ">>> 53 |         bpf_spin_lock(&e->lock);",
+			       ">>> 53 |         bpf_spin_lock(&e->lock); // \033]52;c;ZXZpbA==\007");
+		t[3] = replace(t[2], "Nested spin lock", "Nested \033[2J spin lock");
+		t[4] = replace(t[3], "error: nested spin lock", "error: nested \033]0;x\007 lock");
+		t[5] = replace(t[4], "Unlock the current", "Unlock \033[1A the current");
+		t[6] = replace(t[5], "return *value; @", "return *value; /* \033]52;c;eA==\007 */ @");
+		t[7] = replace(t[6], "invalid mem access", "invalid \233" "2J mem access");
+		CHECK(strstr(t[7], f ? "\033]52;c;eA==" : "\033]52;c;ZXZpbA=="), "fixture changed");
+		log = diag_parse(t[7], strlen(t[7]));
+		CHECK(log, "parse");
+		for (k = 0; log && k < 3; k++) {
+			out = NULL;
+			color = k == 1;
+			if (k < 2)
+				human(&out, &len, log, color);
+			else
+				gcc(&out, &len, log, osc, "x\033[2J.bpf.o");
+			CHECK(terminal_safe(out, len, color, why, sizeof(why)), "%s: %s",
+			      k < 2 ? "human" : "gcc", why);
+			CHECK(strstr(out, "\\x1b") && strstr(out, "\\x9b"),
+			      "%s: the escapes are not shown as \\x1b and \\x9b",
+			      k < 2 ? "human" : "gcc");
+			free(out);
+		}
+		diag_free(log);
+		for (k = 0; k < 8; k++)
+			free(t[k]);
+		free(b.s);
+		end(f ? "hostile/escapes-in-legacy-log-not-sent" :
+			"hostile/escapes-in-report-not-sent");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
@@ -1392,6 +1633,11 @@ int main(int argc, char **argv)
 	test_gcc();
 	test_json();
 	test_sarif();
+	test_annotation_shorter_than_offset();
+	test_annotation_continuation_not_adjacent();
+	test_wide_lane_output_bounded();
+	test_term_write();
+	test_escapes_in_rendered_text();
 
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
