@@ -233,10 +233,14 @@ out:
 	return err;
 }
 
-/* Test-only faults, so that the host's handling of a dying or silent guest
- * can be tested for real. */
-static void inject_fault(const char *fault)
+/* Test-only faults, so that the host's handling of a dying or silent guest,
+ * and its confinement of the guest, can be tested for real. */
+static void inject_fault(const char *fault, json_object *result)
 {
+	if (!strncmp(fault, "escape=", 7)) {
+		agent_try_escape(fault + 7, result);
+		return;
+	}
 	if (!strcmp(fault, "panic")) {
 		int fd = open("/proc/sysrq-trigger", O_WRONLY);
 
@@ -320,7 +324,7 @@ int main(int argc, char **argv)
 	/* Never on the host: "panic" would crash the machine itself. */
 	if (!host_mode && json_object_object_get_ex(job, "test_fault", &value) &&
 	    (fault = json_object_get_string(value)))
-		inject_fault(fault);
+		inject_fault(fault, result);
 
 	if (!strcmp(command, "verify"))
 		err = agent_verify(job, result);
