@@ -350,18 +350,18 @@ const char *confine_name(void)
 
 void confine_describe(char *buf, size_t len)
 {
+	static const char how[] = "BPFUML_CONFINE=landlock|namespace forces one way, "
+				  "BPFUML_CONFINE=none runs guests unconfined";
 	char why[1024];
 
-	if (confine_prepare(why, sizeof(why))) {
+	if (confine_prepare(why, sizeof(why)))
 		snprintf(buf, len, "This host: no guest boots: %s.\n", why);
-		return;
-	}
-	if (mode == MODE_LANDLOCK)
+	else if (mode == MODE_LANDLOCK)
 		snprintf(buf, len, "This host: guests are confined by Landlock (ABI %d): a guest can "
-			 "write only its run directory.\n", landlock_abi);
+			 "write only its run directory.\n(%s.)\n", landlock_abi, how);
 	else if (mode == MODE_NAMESPACE)
-		snprintf(buf, len, "This host: guests are confined by a read-only mount namespace "
-			 "(no Landlock here): a guest can write only its run directory.\n");
+		snprintf(buf, len, "This host: guests are confined by a read-only mount namespace: a "
+			 "guest can write only its run directory.\n(%s.)\n", how);
 	else
 		snprintf(buf, len, "This host: guests are NOT confined (BPFUML_CONFINE=none): a guest "
 			 "can write every host file you can write.\n");
