@@ -69,6 +69,10 @@ struct ll_path_beneath_attr {
  * Device files a backend opens for writing (found by running each: UML in
  * ptrace and seccomp mode, QEMU under TCG and its KVM probe).  Anything
  * else under /dev stays read-only (and, in a namespace, unusable: nodev).
+ * Not /dev/ptmx and /dev/pts: a pty's other end is one of the user's
+ * terminals.  UML's boot-time test of SIGIO on ptys (check_sigio) then says
+ * "check_one_sigio failed, errno = 13" and leaves out a workaround that only
+ * pty consoles need; bpfuml's console is a file.
  */
 static const char *const backend_devices[] = {
 	"/dev/null",
