@@ -39,7 +39,7 @@ struct common_opts {
 	int log_level;
 	bool keep;
 	const char *cflags;
-	const char *test_fault;		/* test-only: "panic" or "hang" in the guest */
+	const char *test_fault;		/* test-only: "panic", "hang" or "escape=PATH" in the guest */
 };
 
 struct command {
@@ -84,6 +84,8 @@ int check_space(const struct common_opts *opts, const char *dir, unsigned int gu
 json_object *timing_json(const struct session *s);
 /* "kvm" or "tcg" for a QEMU guest, null for UML. */
 json_object *accel_json(const struct session *s);
+/* What confined the guest on the host: "landlock-abi7", "namespace", "none". */
+json_object *confinement_json(void);
 void print_timing(FILE *out, const struct session *s);
 
 /* Print one program's verdict block (human), or return it as JSON. */

@@ -248,6 +248,7 @@ int cmd_probe(int argc, char **argv)
 		json_object_object_add(doc, "backend", json_object_new_string(opts.backend));
 		json_object_object_add(doc, "kernel", json_object_new_string(json_str(s.result, "kernel") ?: "?"));
 		json_object_object_add(doc, "accel", accel_json(&s));
+		json_object_object_add(doc, "confinement", confinement_json());
 		json_object_object_add(doc, "rows", json_object_get(rows));
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);

@@ -223,6 +223,7 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-verify/1"));
 		json_object_object_add(doc, "backend", json_object_new_string(opts->backend));
 		json_object_object_add(doc, "accel", accel_json(s));
+		json_object_object_add(doc, "confinement", confinement_json());
 		json_object_object_add(doc, "timing", timing_json(s));
 		json_object_object_add(doc, "exit_code", json_object_new_int(code));
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |

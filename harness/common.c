@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bpfuml.h"
+#include "confine.h"
 #include "diag.h"
 #include "input.h"
 #include "term.h"
@@ -135,7 +136,7 @@ int check_space(const struct common_opts *opts, const char *dir, unsigned int gu
 int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	       const struct common_opts *opts, json_object *job)
 {
-	char base[PATH_MAX];
+	char base[PATH_MAX], msg[1024];
 	int err;
 
 	if (!strcmp(opts->backend, "qemu") && access(paths->qemu_kernel, R_OK))
@@ -162,6 +163,10 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 			  s->mem_mb ? ", or use a smaller --mem" : NULL);
 	if (err != EXIT_OK)
 		return err;
+	/* No guest boots unconfined unless asked for (confine.h). */
+	err = confine_prepare(msg, sizeof(msg));
+	if (err)
+		return fail(opts, err == -EINVAL ? EXIT_USAGE : EXIT_INFRA, "confinement", "%s", msg);
 	s->backend = opts->backend;
 	if (opts->test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));
@@ -201,6 +206,13 @@ static double phase_ms(long long from, long long to)
 json_object *accel_json(const struct session *s)
 {
 	return s->accel ? json_object_new_string(s->accel) : NULL;
+}
+
+json_object *confinement_json(void)
+{
+	const char *name = confine_name();
+
+	return name ? json_object_new_string(name) : NULL;
 }
 
 json_object *timing_json(const struct session *s)

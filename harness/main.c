@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bpfuml.h"
+#include "confine.h"
 #include "options.h"
 
 static const struct command commands[] = {
@@ -184,6 +185,7 @@ static const struct command *find_command(const char *name)
 int cmd_help(int argc, char **argv)
 {
 	const struct command *cmd;
+	char line[1200];
 
 	if (argc > 1 && (cmd = find_command(argv[1]))) {
 		printf("usage: bpfuml %s\n\n%s\n\n%s", cmd->usage, cmd->help, common_help);
@@ -194,6 +196,8 @@ int cmd_help(int argc, char **argv)
 	for (cmd = commands; cmd->name; cmd++)
 		printf("  %s\n", cmd->usage);
 	printf("\n%s", common_help);
+	confine_describe(line, sizeof(line));
+	printf("\n%s", line);
 	return EXIT_OK;
 }
 

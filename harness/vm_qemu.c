@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "vm.h"
 
 #define QEMU_BIN "qemu-system-x86_64"
@@ -156,7 +157,8 @@ static int build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, c
 	return 0;
 }
 
-static void qemu_child(char *const argv[], int console_fd)
+/* RUN_DIR: the only host directory QEMU may write; NULL for the KVM probe. */
+static void qemu_child(char *const argv[], int console_fd, const char *run_dir)
 {
 	int null_fd;
 
@@ -167,19 +169,20 @@ static void qemu_child(char *const argv[], int console_fd)
 	dup2(null_fd, 0);
 	dup2(console_fd, 1);
 	dup2(console_fd, 2);
+	confine_child(run_dir);
 	execvp(argv[0], argv);
 	dprintf(2, "bpfuml: cannot execute %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
 
-static int spawn(struct vm *vm, char *const argv[], int console_fd)
+static int spawn(struct vm *vm, char *const argv[], int console_fd, const char *run_dir)
 {
 	pid_t pid = fork();
 
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		qemu_child(argv, console_fd);
+		qemu_child(argv, console_fd, run_dir);
 	vm_process_started(vm, pid);
 	return 0;
 }
@@ -269,7 +272,7 @@ static int kvm_probe(struct vm *vm, const struct vm_opts *opts, char *reason, si
 	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = spawn(vm, b.argv, fd);
+	err = spawn(vm, b.argv, fd, NULL);
 	close(fd);
 	if (err)
 		return err;
@@ -338,7 +341,7 @@ static int qemu_start(struct vm *vm, const struct vm_opts *opts)
 	console_fd = open(console_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	if (console_fd < 0)
 		return -errno;
-	err = spawn(vm, b.argv, console_fd);
+	err = spawn(vm, b.argv, console_fd, opts->run_dir);
 	close(console_fd);
 	return err;
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "vm.h"
 
 static void uml_child(const struct vm_opts *opts, char *const argv[], int console_fd)
@@ -36,6 +37,7 @@ static void uml_child(const struct vm_opts *opts, char *const argv[], int consol
 	dup2(console_fd, 1);
 	dup2(console_fd, 2);
 	setenv("TMPDIR", opts->run_dir, 1);
+	confine_child(opts->run_dir);
 	execv(opts->kernel, argv);
 	dprintf(2, "bpfuml: cannot execute %s: %s\n", opts->kernel, strerror(errno));
 	_exit(127);
@@ -66,6 +68,11 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 
 	char *const argv[] = {
 		(char *)opts->kernel, mem, umid, uml_dir,
+		/* No hostfs= prefix: it would confine nothing.  The root
+		 * itself is hostfs of the host's /, so the prefix could only
+		 * be "/" (hostfs joins prefix and mount data as strings, and
+		 * the host resolves "..", so no prefix confines anyway).
+		 * confine_child() confines the process instead. */
 		"root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro",
 		/* loglevel=5, not quiet: the console must carry KERN_WARNING,
 		 * the level of the kernel's "WARNING:" lines that the console

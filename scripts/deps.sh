@@ -37,7 +37,8 @@ done
 line="apt-get install -y --no-install-recommends ${missing[*]}"
 if [ "$(id -u)" != 0 ]; then
 	echo "bpfuml: missing Debian packages: ${missing[*]}" >&2
-	echo "bpfuml: install them as root with:" >&2
+	echo "bpfuml: root is needed only to install packages (building and every bpfuml" >&2
+	echo "bpfuml: command run as you); install them as root with:" >&2
 	echo "    apt-get update && $line" >&2
 	exit 2
 fi

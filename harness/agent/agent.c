@@ -233,12 +233,16 @@ out:
 	return err;
 }
 
-/* Test-only faults, so that the host's handling of a dying or silent guest
- * can be tested for real. */
+/* Test-only faults, so that the host's handling of a dying or silent guest,
+ * and its confinement of the guest, can be tested for real. */
 const char *agent_test_fault;
 
-static void inject_fault(const char *fault)
+static void inject_fault(const char *fault, json_object *result)
 {
+	if (!strncmp(fault, "escape=", 7)) {
+		agent_try_escape(fault + 7, result);
+		return;
+	}
 	if (!strcmp(fault, "panic")) {
 		int fd = open("/proc/sysrq-trigger", O_WRONLY);
 
@@ -323,7 +327,7 @@ int main(int argc, char **argv)
 	if (!host_mode && json_object_object_get_ex(job, "test_fault", &value) &&
 	    (fault = json_object_get_string(value))) {
 		agent_test_fault = fault;
-		inject_fault(fault);
+		inject_fault(fault, result);
 	}
 
 	if (!strcmp(command, "verify"))

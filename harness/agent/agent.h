@@ -41,6 +41,10 @@ int agent_probe(json_object *job, json_object *result);
 /* Run a host program in the guest (agent_exec.c): the kernel's selftests. */
 int agent_exec(json_object *job, json_object *result);
 
+/* Test fault "escape=PATH": try to write the host file PATH from inside the
+ * guest, and record how each attempt went in RESULT (agent_escape.c). */
+void agent_try_escape(const char *target, json_object *result);
+
 /* The guest's /tmp is a tmpfs over the host's: make the host directory
  * /tmp/X of PATH (/tmp/X/...) reachable again, bound at the same place. */
 int agent_expose_host_tmp(const char *path);
