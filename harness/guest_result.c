@@ -382,8 +382,10 @@ json_object *guest_result_parse(const char *text, size_t len, const char *comman
 	}
 	r = json_tokener_parse_ex(tok, text, (int)(len > GUEST_RESULT_MAX ? GUEST_RESULT_MAX : len));
 	if (!r || json_tokener_get_error(tok) != json_tokener_success) {
-		snprintf(why, why_len, "result.json is not JSON: %s",
-			 json_tokener_error_desc(json_tokener_get_error(tok)));
+		enum json_tokener_error e = json_tokener_get_error(tok);
+
+		snprintf(why, why_len, "result.json is not JSON: %s", e == json_tokener_continue ?
+			 "it ends before the document does" : json_tokener_error_desc(e));
 		json_object_put(r);
 		json_tokener_free(tok);
 		return NULL;
