@@ -451,10 +451,11 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 
 void session_destroy(struct session *s)
 {
-	vm_free(s->vm);
-	s->vm = NULL;
+	/* The handler never sees a VM being freed (vm_free kills it anyway). */
 	if (signal_session == s)
 		signal_session = NULL;
+	vm_free(s->vm);
+	s->vm = NULL;
 	/* A kept directory has no owner: nobody sweeps it. */
 	if (s->dir_fd >= 0 && s->keep)
 		unlinkat(s->dir_fd, OWNER_FILE, 0);
