@@ -100,8 +100,9 @@ static const char common_help[] =
 	"  1    a program was rejected or could not be loaded (parse: the log shows a rejection)\n"
 	"  2    usage or input error (missing file, not a BPF ELF object, no such program)\n"
 	"  3    infrastructure failure: kernel panic/oops/BUG/WARN, time-out, guest did not answer\n"
+	"       or its result is malformed\n"
 	"  4    a .bpf.c did not compile (clang's messages on stderr)\n"
-	"  130  interrupted (SIGINT/SIGTERM/SIGHUP); the guest was killed\n";
+	"  130  interrupted (SIGINT/SIGTERM/SIGHUP/SIGQUIT); the guest was killed\n";
 
 int common_option(struct common_opts *opts, int c, const char *arg)
 {
