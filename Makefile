@@ -40,13 +40,16 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c input.c paths.c \
-		diag.c diag_render.c term.c confine.c
+		diag.c diag_render.c term.c confine.c guest_result.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c \
 		agent/agent_escape.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
 UNIT_TESTS   := $(B)/tests/test_diag
+# libFuzzer target (tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/seeds/NAME/):
+# the host's reading and checking of a guest's result.json.
+FUZZ_result_SRCS := tests/fuzz/fuzz_result.c harness/guest_result.c
 
 .PHONY: all deps kernel qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE \
 	fuzz fuzz-build asan asan-test
@@ -58,6 +61,9 @@ deps:
 	$(Q)scripts/deps.sh
 
 # Always asked: the script decides in well under a second that nothing changed.
+# Precious: an interrupted make (a SIGTERM to ./run.sh while this recipe ran)
+# must not delete them, as .DELETE_ON_ERROR would: they are the script's.
+.PRECIOUS: $(KERNEL_OUTPUTS)
 kernel $(KERNEL_OUTPUTS) &: FORCE
 	$(Q)scripts/deps.sh
 	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh

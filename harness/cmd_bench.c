@@ -112,17 +112,12 @@ static double summarize(json_object *out, double *lo, double *hi)
 /* Run the agent directly on the host: the host kernel is the one measured. */
 static int run_on_host(struct session *s, const struct bpfuml_paths *paths, json_object *job)
 {
-	char path[PATH_MAX + 32], *text;
-	int status;
+	int status, err;
 	pid_t pid;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/job.json", s->run_dir);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	fputs(json_object_to_json_string(job), f);
-	fclose(f);
+	err = session_write_file(s, "job.json", json_object_to_json_string(job));
+	if (err)
+		return err;
 	pid = fork();
 	if (pid == 0) {
 		execl(paths->agent, paths->agent, s->run_dir, NULL);
@@ -130,11 +125,7 @@ static int run_on_host(struct session *s, const struct bpfuml_paths *paths, json
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		return -errno;
-	if (session_read_file(s, "result.json", &text, NULL))
-		return -EIO;
-	s->result = json_tokener_parse(text);
-	free(text);
-	return s->result ? 0 : -EIO;
+	return session_read_result(s, "bench") ? -EIO : 0;
 }
 
 static const char *kernel_of(const char *backend, const struct session *s, char *buf, size_t size)

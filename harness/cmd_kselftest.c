@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -79,7 +80,10 @@ static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
-	interrupted = sig;
+	/* SIGPIPE: a closed stdout fails the writes; the run goes on and
+	 * cleans up. */
+	if (sig != SIGPIPE)
+		interrupted = sig;
 }
 
 static long long now_ns(void)
@@ -143,6 +147,9 @@ static char *session_trouble(const struct session *s, int timeout_s)
 		break;
 	case SESSION_NO_ANSWER:
 		asprintf(&text, "guest ended without a result\n%s", s->trouble ?: "");
+		break;
+	case SESSION_MALFORMED:
+		asprintf(&text, "the guest's result is malformed: %s", s->trouble ?: "");
 		break;
 	case SESSION_INTERRUPTED:
 		text = strdup("interrupted");
@@ -355,15 +362,8 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 	if (!trouble && (!WIFEXITED(worker_status) || WEXITSTATUS(worker_status) != EXIT_OK))
 		trouble = strdup("the guest's worker process died");
 	if (!strcmp(sh->runner, "test_progs")) {
-		char *text = NULL;
-
-		if (!trouble && !session_read_file(&sh->session, "result.json", &text, NULL)) {
-			json_object *result = json_tokener_parse(text);
-
-			trouble = runner_trouble(result, sh_timeout);
-			json_object_put(result);
-			free(text);
-		}
+		if (!trouble && !session_read_result(&sh->session, "exec"))
+			trouble = runner_trouble(sh->session.result, sh_timeout);
 		if (out)
 			ks_parse_test_progs(r, out);
 		if (!session_read_file(&sh->session, "summary.json", &json, NULL)) {
@@ -405,16 +405,8 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 		char *reason = NULL;
 		int exit_status = -1;
 
-		if (!trouble) {
-			char *text = NULL;
-			json_object *result;
-
-			session_read_file(&sh->session, "result.json", &text, NULL);
-			result = text ? json_tokener_parse(text) : NULL;
-			exit_status = json_int(result, "exit_status", -1);
-			json_object_put(result);
-			free(text);
-		}
+		if (!trouble && !session_read_result(&sh->session, "exec"))
+			exit_status = json_int(sh->session.result, "exit_status", -1);
 		if (!strcmp(sh->runner, "test_verifier") && out)
 			ks_parse_test_verifier(r, out);
 		if (trouble)
@@ -436,30 +428,67 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 	free(trouble);
 }
 
+/* End the workers still running (their guests die with them: each guest
+ * has its worker as parent-death signal), reap them, remove their run
+ * directories.  For the paths that give up with workers running. */
+static void stop_workers(struct shard *shards, size_t started, const struct ks_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < started; i++)
+		if (!shards[i].done && shards[i].worker > 0)
+			kill(shards[i].worker, SIGKILL);
+	for (i = 0; i < started; i++) {
+		struct shard *sh = &shards[i];
+
+		if (sh->done || sh->worker <= 0)
+			continue;
+		while (waitpid(sh->worker, NULL, 0) < 0 && errno == EINTR)
+			;
+		sh->done = 1;
+		sh->session.keep = o->common.keep;
+		session_destroy(&sh->session);
+	}
+}
+
 static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_results *r,
 		      const struct bpfuml_paths *paths, const struct ks_opts *o, const char *dir)
 {
 	size_t next = 0, running = 0, finished = 0, i;
 	long long start = now_ns();
+	pid_t parent = getpid();
 	int status;
 
 	while (finished < n) {
 		while (!interrupted && running < (size_t)o->jobs && next < n) {
-			struct shard *sh = &shards[next++];
+			struct shard *sh = &shards[next];
 			int err = session_create(&sh->session);
 
-			if (err)
+			if (err) {
+				stop_workers(shards, next, o);
 				return fail(&o->common, EXIT_INFRA, "infrastructure",
 					    "cannot create a run directory: %s", strerror(-err));
+			}
 			sh->session.mem_mb = o->mem_mb;
 			sh->session.cpus = o->cpus;
 			sh->session.keep = 1;	/* the parent removes it */
 			fflush(NULL);
 			sh->worker = fork();
-			if (sh->worker < 0)
-				return fail(&o->common, EXIT_INFRA, "infrastructure", "fork: %s", strerror(errno));
-			if (sh->worker == 0)
+			if (sh->worker < 0) {
+				err = errno;
+				sh->session.keep = 0;
+				session_destroy(&sh->session);
+				stop_workers(shards, next, o);
+				return fail(&o->common, EXIT_INFRA, "infrastructure", "fork: %s", strerror(err));
+			}
+			if (sh->worker == 0) {
+				/* A worker, and so its guest, never outlives us. */
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (getppid() != parent)
+					_exit(EXIT_INFRA);
 				worker_run(sh, paths, o, dir);
+			}
+			next++;
 			running++;
 		}
 		if (interrupted && next < n) {
@@ -477,6 +506,7 @@ static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_resu
 						kill(shards[i].worker, SIGTERM);
 				continue;
 			}
+			stop_workers(shards, next, o);
 			break;
 		}
 		for (i = 0; i < next; i++) {
@@ -635,6 +665,8 @@ int cmd_kselftest(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
 
 	shards = calloc(MAX_SHARDS + 2, sizeof(*shards));
 	/* The long single-process runners first, so they overlap the batches. */

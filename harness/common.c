@@ -184,6 +184,11 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	case SESSION_KERNEL_TROUBLE:
 		return fail(opts, EXIT_INFRA, "kernel",
 			    "the guest kernel reported trouble (console):\n%s", s->trouble);
+	case SESSION_MALFORMED:
+		return fail(opts, EXIT_INFRA, "malformed",
+			    "the guest's result is malformed: %s; a guest that breaks the rules is not "
+			    "believed (a kernel or agent fault: report it with --keep's run directory)",
+			    s->trouble ?: "?");
 	case SESSION_NO_ANSWER:
 		return fail(opts, EXIT_INFRA, "no-answer",
 			    "the guest ended without a result.\nLast console lines:\n%s",

@@ -106,10 +106,11 @@ static const char common_help[] =
 	"  0    all programs accepted / the run succeeded (parse: the log shows success)\n"
 	"  1    a program was rejected or could not be loaded (parse: the log shows a rejection)\n"
 	"  2    usage or input error (missing file, not a BPF ELF object, no such program)\n"
-	"  3    infrastructure failure: kernel panic/oops/BUG/WARN, time-out, guest did not answer,\n"
-	"       no room for the guest's memory file under BPFUML_RUNDIR (default /dev/shm)\n"
+	"  3    infrastructure failure: kernel panic/oops/BUG/WARN, time-out, guest did not answer\n"
+	"       or its result is malformed, no room for the guest's memory file under\n"
+	"       BPFUML_RUNDIR (default /dev/shm)\n"
 	"  4    a .bpf.c did not compile (clang's messages on stderr)\n"
-	"  130  interrupted (SIGINT/SIGTERM/SIGHUP); the guest was killed\n";
+	"  130  interrupted (SIGINT/SIGTERM/SIGHUP/SIGQUIT); the guest was killed\n";
 
 int common_option(struct common_opts *opts, int c, const char *arg)
 {

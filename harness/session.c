@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* session.c — run directory, guest boot, result collection, clean-up. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guest_result.h"
 #include "session.h"
 
 volatile int session_interrupted;
@@ -24,6 +25,11 @@ static long long wall_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void on_sigpipe(int sig)
+{
+	/* Nothing: the write that raised it fails with EPIPE instead. */
 }
 
 static void on_signal(int sig)
@@ -42,6 +48,141 @@ void session_install_signal_handlers(struct session *s)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_handler = on_sigpipe;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* ---- removal -------------------------------------------------------------- */
+
+/* Deeper than this, a directory is left (each level holds a descriptor). */
+#define REMOVE_MAX_DEPTH 200
+
+/* Remove NAME in DIR_FD and everything below it, going on past what cannot
+ * be removed: the guest may have left a directory without permissions (it
+ * is ours on the host, so we give them back) or a deep tree. */
+static void remove_at(int dir_fd, const char *name, int depth)
+{
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	if (!unlinkat(dir_fd, name, 0) || errno == ENOENT)
+		return;
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
+	    depth > REMOVE_MAX_DEPTH)
+		return;
+	fchmodat(dir_fd, name, 0700, 0);
+	fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			remove_at(dirfd(d), e->d_name, depth + 1);
+	closedir(d);
+	unlinkat(dir_fd, name, AT_REMOVEDIR);
+}
+
+static void remove_tree(const char *path)
+{
+	remove_at(AT_FDCWD, path, 0);
+}
+
+/* ---- owner: a run directory whose harness is gone is swept ----------------- */
+
+/* The identity of process PID: its start time in clock ticks since boot
+ * (pids are reused, start times with them are not), and its PID namespace
+ * (another namespace's pids mean nothing here).  0 when it is gone. */
+static int process_identity(pid_t pid, unsigned long long *start, unsigned long *pidns)
+{
+	char path[64], buf[1024], *p;
+	struct stat st;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* After the command name (which may hold spaces and parentheses),
+	 * field 22 is the start time. */
+	p = strrchr(buf, ')');
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return 0;
+	*start = strtoull(p + 1, NULL, 10);
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	*pidns = stat(path, &st) ? 0 : (unsigned long)st.st_ino;
+	return 1;
+}
+
+#define OWNER_FILE "owner"
+
+static void write_owner(struct session *s)
+{
+	unsigned long long start;
+	unsigned long pidns;
+	char text[128];
+
+	if (!process_identity(getpid(), &start, &pidns))
+		return;
+	snprintf(text, sizeof(text), "%d %llu %lu\n", (int)getpid(), start, pidns);
+	session_write_file(s, OWNER_FILE, text);
+}
+
+/* Whether the run directory NAME in BASE_FD belongs to a harness that is
+ * gone: killed with SIGKILL, it could not remove it.  Directories without
+ * an owner file (kept with --keep, or just being made) stay. */
+static int owner_gone(int base_fd, const char *name)
+{
+	unsigned long long start, owner_start;
+	unsigned long pidns, owner_pidns;
+	char *text = NULL;
+	int fd, gone = 0, pid;
+
+	fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!guest_file_read(fd, OWNER_FILE, 256, &text, NULL) &&
+	    sscanf(text, "%d %llu %lu", &pid, &owner_start, &owner_pidns) == 3 && pid > 0 &&
+	    process_identity(getpid(), &start, &pidns) && pidns == owner_pidns)
+		gone = !process_identity(pid, &start, &pidns) || start != owner_start;
+	free(text);
+	close(fd);
+	return gone;
+}
+
+static void sweep(const char *base)
+{
+	static int swept;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	if (swept++)
+		return;		/* once per process: bench makes many sessions */
+	d = opendir(base);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "bpfuml.", 7) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || !owner_gone(dirfd(d), e->d_name))
+			continue;
+		remove_at(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
 }
 
 int session_base_dir(char *buf, size_t size)
@@ -49,6 +190,7 @@ int session_base_dir(char *buf, size_t size)
 	const char *base = getenv("BPFUML_RUNDIR") ?: "/dev/shm";
 	char cwd[PATH_MAX] = "";
 	struct stat st;
+	int err;
 
 	/* UML's memory file goes into the run directory: keep it on tmpfs. */
 	if (stat(base, &st) || !S_ISDIR(st.st_mode) || access(base, W_OK))
@@ -56,7 +198,8 @@ int session_base_dir(char *buf, size_t size)
 	/* Absolute: the guest mounts it from the host's /. */
 	if (base[0] != '/' && !getcwd(cwd, sizeof(cwd)))
 		return -errno;
-	if (snprintf(buf, size, "%s%s%s", cwd, cwd[0] ? "/" : "", base) >= (int)size)
+	err = snprintf(buf, size, "%s%s%s", cwd, cwd[0] ? "/" : "", base);
+	if (err < 0 || err >= (int)size)
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -67,16 +210,28 @@ int session_create(struct session *s)
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	s->dir_fd = -1;
 	err = session_base_dir(base, sizeof(base));
 	if (err)
 		return err;
+	sweep(base);
 	if (snprintf(s->run_dir, sizeof(s->run_dir), "%s/bpfuml.XXXXXX", base) >= (int)sizeof(s->run_dir))
 		err = -ENAMETOOLONG;
 	else if (!mkdtemp(s->run_dir))
 		err = -errno;
-	if (err)
+	if (err) {
 		s->run_dir[0] = '\0';
-	return err;
+		return err;
+	}
+	s->dir_fd = open(s->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dir_fd < 0) {
+		err = -errno;
+		rmdir(s->run_dir);
+		s->run_dir[0] = '\0';
+		return err;
+	}
+	write_owner(s);
+	return 0;
 }
 
 int session_check_space(const char *dir, unsigned int guests, unsigned int mem_mb, bool mem_file,
@@ -109,19 +264,31 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* A new file NAME in the run directory: never through a link or a FIFO
+ * that a guest left there. */
+static int create_file(struct session *s, const char *name)
+{
+	int fd;
+
+	if (!guest_name_ok(name))
+		return -EINVAL;
+	unlinkat(s->dir_fd, name, 0);
+	fd = openat(s->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	return fd < 0 ? -errno : fd;
+}
+
 int session_add_file(struct session *s, const char *name, const char *src)
 {
-	char path[PATH_MAX + 64], buf[65536];
+	char buf[65536];
 	int in, out, err = 0;
 	ssize_t n;
 
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
-	snprintf(path, sizeof(path), "%s/%s", s->run_dir, name);
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	out = create_file(s, name);
 	if (out < 0) {
-		err = -errno;
+		err = out;
 		close(in);
 		return err;
 	}
@@ -137,13 +304,10 @@ int session_add_file(struct session *s, const char *name, const char *src)
 
 int session_write_file(struct session *s, const char *name, const char *text)
 {
-	char path[PATH_MAX + 64];
-	int fd, err;
+	int fd = create_file(s, name), err;
 
-	snprintf(path, sizeof(path), "%s/%s", s->run_dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = write_all(fd, text, strlen(text));
 	close(fd);
 	return err;
@@ -151,34 +315,31 @@ int session_write_file(struct session *s, const char *name, const char *text)
 
 int session_read_file(struct session *s, const char *name, char **buf, size_t *len)
 {
-	char path[PATH_MAX + 64];
-	struct stat st;
-	char *data;
-	size_t done = 0;
-	int fd, err = 0;
+	return guest_file_read(s->dir_fd, name, guest_file_cap(name), buf, len);
+}
 
-	snprintf(path, sizeof(path), "%s/%s", s->run_dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !(data = malloc(st.st_size + 1))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (done < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + done, st.st_size - done);
+int session_read_result(struct session *s, const char *command)
+{
+	char why[512], *text;
+	size_t len;
+	int err;
 
-		if (n <= 0)
-			break;
-		done += n;
+	json_object_put(s->result);
+	s->result = NULL;
+	err = session_read_file(s, "result.json", &text, &len);
+	if (err == -ENOENT)
+		return err;
+	if (err) {
+		snprintf(why, sizeof(why), "result.json is %s", guest_file_strerror(err));
+	} else {
+		s->result = guest_result_parse(text, len, command, s->dir_fd, why, sizeof(why));
+		free(text);
+		if (s->result)
+			return 0;
 	}
-	data[done] = '\0';
-	*buf = data;
-	if (len)
-		*len = done;
-out:
-	close(fd);
-	return err;
+	free(s->trouble);
+	s->trouble = strdup(why);
+	return -EPROTO;
 }
 
 /* Lines that mean the kernel itself is in trouble. */
@@ -231,19 +392,36 @@ static char *console_tail(const char *log, size_t len)
 	return strdup(p == log ? p : p + 1);
 }
 
+/* The console as the VM kept it (head and tail when it said too much):
+ * scanned for kernel trouble, and kept as console.log with the run
+ * directory. */
 static void check_console(struct session *s)
 {
-	char *log;
+	const char *log;
+	char *found;
 	size_t len;
 
-	if (session_read_file(s, "console.log", &log, &len))
+	log = vm_console_text(s->vm, &len);
+	if (!log)
 		return;
-	s->trouble = console_find_trouble(log, len);
-	if (s->trouble)
+	if (s->keep)
+		session_write_file(s, "console.log", log);
+	found = console_find_trouble(log, len);
+	if (found) {
+		free(s->trouble);
+		s->trouble = found;
 		s->status = SESSION_KERNEL_TROUBLE;
-	else if (s->status != SESSION_OK)
+	} else if (s->status != SESSION_OK && !s->trouble) {
 		s->trouble = console_tail(log, len);
-	free(log);
+	}
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
@@ -254,7 +432,8 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 		.init = paths->agent, .run_dir = s->run_dir,
 		.mem_mb = s->mem_mb ?: SESSION_MEM_MB, .cpus = s->cpus);
 	struct vm_exit exit = { 0 };
-	char *text;
+	json_object *command = NULL;
+	long long deadline;
 	int err;
 
 	/* Until the guest answers, this run has failed to start. */
@@ -278,40 +457,46 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 		s->status = SESSION_INTERRUPTED;
 		return -EINTR;
 	}
-	err = vm_wait(s->vm, timeout_s * 1000, &exit);
+	/* A signal that does not interrupt (SIGPIPE) only restarts the wait. */
+	deadline = mono_ms() + timeout_s * 1000LL;
+	do {
+		long long left = deadline - mono_ms();
+
+		err = vm_wait(s->vm, left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left, &exit);
+	} while (err == -EINTR && !session_interrupted);
 	s->exit_ns = wall_ns();
 	if (err == -EINTR || session_interrupted) {
 		vm_kill(s->vm);
 		s->status = SESSION_INTERRUPTED;
 		return -EINTR;
 	}
+	json_object_object_get_ex(job, "command", &command);
 	if (err == -ETIMEDOUT) {
 		vm_kill(s->vm);
 		s->status = SESSION_TIMEOUT;
-	} else if (session_read_file(s, "result.json", &text, NULL) == 0) {
-		s->result = json_tokener_parse(text);
-		free(text);
-		s->status = s->result ? SESSION_OK : SESSION_NO_ANSWER;
 	} else {
-		s->status = SESSION_NO_ANSWER;
+		err = session_read_result(s, json_object_get_string(command));
+		s->status = !err ? SESSION_OK : err == -EPROTO ? SESSION_MALFORMED : SESSION_NO_ANSWER;
 	}
 	check_console(s);
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 void session_destroy(struct session *s)
 {
-	vm_free(s->vm);
-	s->vm = NULL;
+	/* The handler never sees a VM being freed (vm_free kills it anyway). */
 	if (signal_session == s)
 		signal_session = NULL;
+	vm_free(s->vm);
+	s->vm = NULL;
+	/* A kept directory has no owner: nobody sweeps it. */
+	if (s->dir_fd >= 0 && s->keep)
+		unlinkat(s->dir_fd, OWNER_FILE, 0);
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
+	s->dir_fd = -1;
 	if (s->run_dir[0] && !s->keep)
-		nftw(s->run_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		remove_tree(s->run_dir);
 	json_object_put(s->result);
 	free(s->trouble);
 	s->result = NULL;

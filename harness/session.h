@@ -19,14 +19,17 @@ enum session_status {
 	SESSION_KERNEL_TROUBLE,	/* panic, oops, BUG or WARN on the console */
 	SESSION_START_FAILED,
 	SESSION_INTERRUPTED,
+	SESSION_MALFORMED,	/* its result broke the rules (trouble says how) */
 };
 
 struct session {
 	char run_dir[PATH_MAX];
+	int dir_fd;			/* the run directory, for openat() */
 	struct vm *vm;
 	json_object *result;		/* the guest's result.json */
 	enum session_status status;
-	char *trouble;			/* console lines that explain a failure */
+	char *trouble;			/* console lines that explain a failure, or
+					 * what is wrong with a malformed result */
 	long long start_ns, exit_ns;	/* host wall clock around the guest */
 	int keep;			/* leave the run directory for inspection */
 	const char *backend;		/* "uml" (default) or "qemu" */
@@ -57,11 +60,17 @@ int session_write_file(struct session *s, const char *name, const char *text);
 /* Boot the guest on JOB and wait at most TIMEOUT_S for it; sets s->status. */
 int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
 		int timeout_s);
-/* Read a file the guest wrote (NUL-terminated). */
+/* Read a file the guest wrote (NUL-terminated), as guest_file_read() does:
+ * no symbolic link, nothing but a regular file within guest_file_cap(). */
 int session_read_file(struct session *s, const char *name, char **buf, size_t *len);
+/* Read and check result.json of a COMMAND job into s->result: 0, -ENOENT
+ * when there is none, or -EPROTO with the reason in s->trouble. */
+int session_read_result(struct session *s, const char *command);
 void session_destroy(struct session *s);
 
-/* Set by the signal handler; checked between steps. */
+/* Set by the signal handler (SIGINT, SIGTERM, SIGHUP, SIGQUIT); checked
+ * between steps.  SIGPIPE is caught and does nothing: a closed stdout
+ * fails the writes, and the run still ends and removes its directory. */
 extern volatile int session_interrupted;
 void session_install_signal_handlers(struct session *s);
 

@@ -4,6 +4,11 @@
  * The channel between host and guest is a host directory (the run
  * directory) that the guest mounts: hostfs on UML, 9p/virtiofs on QEMU.
  * Callers never learn which backend runs.
+ *
+ * The console (the kernel's, and the VM program's own messages) reaches
+ * the host through a pipe that vm_wait() drains: only its first and last
+ * VM_CONSOLE_HEAD and VM_CONSOLE_TAIL bytes are kept, so that a guest that
+ * floods it costs neither memory nor tmpfs space.
  */
 #ifndef BPFUML_VM_H
 #define BPFUML_VM_H
@@ -17,7 +22,6 @@ struct vm_opts {
 	const char *kernel;	/* kernel image to boot */
 	const char *init;	/* guest agent, a host path the guest can reach */
 	const char *run_dir;	/* host directory shared with the guest */
-	const char *console_log; /* file the kernel console is written to */
 	unsigned int mem_mb;	/* guest memory */
 	unsigned int cpus;	/* guest CPUs; 0: 1 */
 };
@@ -29,6 +33,10 @@ struct vm_exit {
 };
 
 struct vm;
+struct vm_console;
+
+#define VM_CONSOLE_HEAD (4u << 20)
+#define VM_CONSOLE_TAIL (4u << 20)
 
 struct vm_backend {
 	const char *name;
@@ -43,7 +51,8 @@ struct vm {
 	const struct vm_backend *backend;
 	pid_t pid;		/* leader of the guest's process group, or 0 */
 	const char *accel;	/* set by start: "kvm" or "tcg" (qemu), NULL (uml) */
-	int pidfd;
+	int pidfd;		/* -1: poll for the exit instead */
+	struct vm_console *console;
 };
 
 /* NULL for an unknown backend name. */
@@ -52,12 +61,21 @@ int vm_start(struct vm *vm, const struct vm_opts *opts);
 int vm_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit);
 void vm_kill(struct vm *vm);
 void vm_free(struct vm *vm);
+/* What the console said: its head, "[... N bytes of console output
+ * dropped ...]" when there was more, and its tail.  NUL-terminated, valid
+ * until vm_free(); NULL when the guest was never started. */
+const char *vm_console_text(struct vm *vm, size_t *len);
 
 /*
  * For backends whose guest is a host process group led by its first process
- * (UML, QEMU): record it after fork(), wait for it with a time-out, kill the
- * whole group.  Backends use these as their wait and kill operations.
+ * (UML, QEMU): open the console pipe (the write end, returned, becomes the
+ * child's stdout and stderr; the caller closes it after fork()), record the
+ * child after fork(), wait for it with a time-out while draining the
+ * console, kill the whole group.  Backends use these as their wait and kill
+ * operations.  BPFUML_TEST_NO_PIDFD=1 makes the wait poll as it does where
+ * pidfd_open() is refused (old kernels, seccomp profiles).
  */
+int vm_console_open(struct vm *vm);
 void vm_process_started(struct vm *vm, pid_t pid);
 int vm_process_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit);
 void vm_process_kill(struct vm *vm);

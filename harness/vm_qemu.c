@@ -7,7 +7,7 @@
  * guest agent the same static build/bin/bpfuml-agent as on UML, told by
  * bpfuml_channel=9p on the kernel command line (an environment variable of
  * init) which channel to mount.  The serial console and QEMU's own messages
- * go to the per-run console log.  QEMU runs in its own session: one kill of
+ * go to the console pipe that vm.c drains.  QEMU runs in its own session: one kill of
  * the process group ends it.  Guest memory is QEMU's anonymous memory; the
  * run directory holds no file of QEMU's own.
  *
@@ -323,7 +323,6 @@ static int use_kvm(struct vm *vm, const struct vm_opts *opts)
 
 static int qemu_start(struct vm *vm, const struct vm_opts *opts)
 {
-	char console_path[PATH_MAX + 16];
 	struct argv_buf b = { 0 };
 	int console_fd, kvm, err;
 
@@ -334,13 +333,9 @@ static int qemu_start(struct vm *vm, const struct vm_opts *opts)
 	err = build_argv(&b, opts, kvm, opts->run_dir);
 	if (err)
 		return err;
-	if (opts->console_log)
-		snprintf(console_path, sizeof(console_path), "%s", opts->console_log);
-	else
-		snprintf(console_path, sizeof(console_path), "%s/console.log", opts->run_dir);
-	console_fd = open(console_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	console_fd = vm_console_open(vm);
 	if (console_fd < 0)
-		return -errno;
+		return console_fd;
 	err = spawn(vm, b.argv, console_fd, opts->run_dir);
 	close(console_fd);
 	return err;

@@ -4,7 +4,7 @@
  * The kernel runs in its own session (so one kill of the process group ends
  * it and its helper processes), with the host's / as a read-only hostfs root,
  * the run directory as TMPDIR (UML's memory file lands there, unlinked at
- * once) and uml_dir, and the console on a per-run log file.
+ * once) and uml_dir, and the console on the pipe that vm.c drains.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,7 +45,7 @@ static void uml_child(const struct vm_opts *opts, char *const argv[], int consol
 
 static int uml_start(struct vm *vm, const struct vm_opts *opts)
 {
-	char mem[32], umid[64], uml_dir[4200], init[4200], console_path[4200], ncpus[32];
+	char mem[32], umid[64], uml_dir[4200], init[4200], ncpus[32];
 	char run_dir[4200];
 	static unsigned int instance;	/* bench boots many guests per process */
 	int console_fd, err;
@@ -61,10 +61,6 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 	if ((err = vm_cmdline_arg(init, sizeof(init), "init", opts->init)) ||
 	    (err = vm_cmdline_arg(run_dir, sizeof(run_dir), NULL, opts->run_dir)))
 		return err;
-	if (opts->console_log)
-		snprintf(console_path, sizeof(console_path), "%s", opts->console_log);
-	else
-		snprintf(console_path, sizeof(console_path), "%s/console.log", opts->run_dir);
 
 	char *const argv[] = {
 		(char *)opts->kernel, mem, umid, uml_dir,
@@ -88,9 +84,9 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 		init, "--", run_dir, NULL,
 	};
 
-	console_fd = open(console_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	console_fd = vm_console_open(vm);
 	if (console_fd < 0)
-		return -errno;
+		return console_fd;
 	pid = fork();
 	if (pid < 0) {
 		close(console_fd);

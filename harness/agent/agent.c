@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -233,12 +234,15 @@ out:
 	return err;
 }
 
-/* Test-only faults, so that the host's handling of a dying or silent guest,
- * and its confinement of the guest, can be tested for real. */
+/* Test-only faults, so that the host's handling of a dying, silent or
+ * hostile guest, and its confinement of the guest, can be tested for real.
+ * Before the job: */
 const char *agent_test_fault;
 
 static void inject_fault(const char *fault, json_object *result)
 {
+	char path[512];
+
 	if (!strncmp(fault, "escape=", 7)) {
 		agent_try_escape(fault + 7, result);
 		return;
@@ -254,6 +258,73 @@ static void inject_fault(const char *fault, json_object *result)
 	if (!strcmp(fault, "hang"))
 		for (;;)
 			pause();
+	if (!strcmp(fault, "console-flood")) {
+		/* 64 MiB, 8 times what the host keeps, on the console (our
+		 * own node for it: /dev is the host's), then the job. */
+		static char line[4096];
+		int fd;
+
+		mknod("/tmp/console", S_IFCHR | 0600, makedev(5, 1));
+		fd = open("/tmp/console", O_WRONLY | O_NOCTTY);
+		for (size_t i = 0; i < sizeof(line) - 1; i++)
+			line[i] = 'a' + i % 26;
+		line[sizeof(line) - 1] = '\n';
+		for (int i = 0; fd >= 0 && i < (64 << 20) / (int)sizeof(line); i++)
+			if (write(fd, line, sizeof(line)) < 0)
+				break;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!strcmp(fault, "chmod-dir")) {
+		/* A directory the host cannot enter, with a file in it. */
+		snprintf(path, sizeof(path), "%s/locked", agent_run_dir);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/locked/inside", agent_run_dir);
+		close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+		snprintf(path, sizeof(path), "%s/locked", agent_run_dir);
+		chmod(path, 0);
+	}
+}
+
+/* After the job, faults that make its result hostile: a verifier log that
+ * is a symbolic link to a host file, a FIFO, a path out of the run
+ * directory, a sparse file of 4 GiB; members of the wrong type. */
+static void hostile_result(const char *fault, json_object *result)
+{
+	json_object *progs = NULL, *prog;
+	char path[512];
+	int fd;
+
+	if (strncmp(fault, "result-", 7) || !json_object_object_get_ex(result, "programs", &progs) ||
+	    !json_object_is_type(progs, json_type_array) || !(prog = json_object_array_get_idx(progs, 0)))
+		return;
+	snprintf(path, sizeof(path), "%s/prog-0.log", agent_run_dir);
+	if (!strcmp(fault, "result-symlink")) {
+		unlink(path);
+		symlink("/etc/passwd", path);
+	} else if (!strcmp(fault, "result-fifo-log")) {
+		unlink(path);
+		mkfifo(path, 0644);
+	} else if (!strcmp(fault, "result-huge-log")) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			ftruncate(fd, 4LL << 30);
+			fsync(fd);
+			close(fd);
+		}
+	} else if (!strcmp(fault, "result-traversal")) {
+		json_object_object_add(prog, "log_file", json_object_new_string("../../../../../etc/passwd"));
+		return;
+	} else if (!strcmp(fault, "result-no-verdict")) {
+		json_object_object_del(prog, "verdict");
+		return;
+	} else if (!strcmp(fault, "result-bad-types")) {
+		json_object_object_add(result, "programs", json_object_new_string("not a list"));
+		return;
+	} else {
+		return;
+	}
+	json_object_object_add(prog, "log_file", json_object_new_string("prog-0.log"));
 }
 
 static void write_result(json_object *result)
@@ -268,7 +339,7 @@ int main(int argc, char **argv)
 	json_object *job = NULL, *result, *value;
 	long long start_ns = wall_ns(), clock_step = 0;
 	struct utsname uts;
-	const char *command, *fault, *channel = getenv("bpfuml_channel");
+	const char *command, *fault = NULL, *channel = getenv("bpfuml_channel");
 	size_t len;
 	void *text;
 	int err, null_fd;
@@ -342,6 +413,8 @@ int main(int argc, char **argv)
 		err = agent_exec(job, result);
 	else
 		json_object_object_add(result, "error", json_object_new_string("unknown command"));
+	if (fault)
+		hostile_result(fault, result);
 done:
 	json_object_object_add(result, "job_end_ns", json_object_new_int64(wall_ns()));
 	write_result(result);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -472,6 +473,21 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+static long long start_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Each row says how long it took (probe time is mostly a few slow rows). */
+static json_object *timed(json_object *row, long long start)
+{
+	json_object_object_add(row, "elapsed_ms", json_object_new_double((start_ns() - start) / 1e6));
+	return row;
+}
+
 int agent_probe(json_object *job, json_object *result)
 {
 	json_object *rows = json_object_new_array(), *files;
@@ -500,13 +516,19 @@ int agent_probe(json_object *job, json_object *result)
 
 				if (bpf_program__type(prog) == BPF_PROG_TYPE_STRUCT_OPS)
 					struct_ops = true;
-				else if (kind)
-					json_object_array_add(rows, probe_program(file, name,
-						bpf_program__section_name(prog), kind, log));
+				else if (kind) {
+					long long start = start_ns();
+
+					json_object_array_add(rows, timed(probe_program(file, name,
+						bpf_program__section_name(prog), kind, log), start));
+				}
 			}
 			bpf_object__close(obj);
-			if (struct_ops)
-				json_object_array_add(rows, probe_struct_ops(file, log));
+			if (struct_ops) {
+				long long start = start_ns();
+
+				json_object_array_add(rows, timed(probe_struct_ops(file, log), start));
+			}
 		}
 	probe_map_types(rows);
 	free(log);
