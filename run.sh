@@ -4,11 +4,36 @@
 #   ./run.sh verify prog.bpf.o      ./run.sh help
 set -euo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
+stamp=$top/build/.run-stamp
 
-# Build output goes to stderr so that `--json` keeps stdout to itself.
-if ! make -C "$top" --no-print-directory -s all >&2; then
-	echo "run.sh: the build failed (above); fix it, or run 'make V=1' for details" >&2
-	exit 3
+# What `make all` is made from, as one line per file (path, size, mtime),
+# the toolchain's binaries and the variables the Makefile reads.  When it
+# equals the stamp of the last successful make and the outputs exist,
+# nothing needs building, and make (~1.5 s with its kernel and package
+# checks) is not run at all.
+inputs() {
+	find "$top/Makefile" "$top/harness" "$top/scripts" "$top/kernel-patches" "$top/uml-config" \
+		"$top/progs" "$top/tests/progs" "$top/tests/smoke" "$top/tests/rhash" "$top/tests/unit" \
+		"$top/tests/fuzz" "$top/tests/kselftest/DENYLIST.uml" \
+		"$(readlink -f "$(command -v gcc)")" "$(readlink -f "$(command -v clang-19 || echo /nonexistent)")" \
+		-printf '%p %s %T@\n' 2>/dev/null || true
+	env | grep -E '^(KERNEL_[A-Z_]+|BPFUML_CACHE|CC|CFLAGS|CLANG|V)=' || true
+}
+fresh() {
+	[ -x "$top/build/bin/bpfuml" ] && [ -x "$top/build/bin/bpfuml-agent" ] &&
+		[ -e "$top/build/kernel/linux" ] && [ -f "$stamp" ] &&
+		[ "$(inputs | md5sum)" = "$(cat "$stamp")" ]
+}
+
+if ! fresh; then
+	# The stamp is of the inputs as make saw them: taken before it runs.
+	id=$(inputs | md5sum)
+	# Build output goes to stderr so that `--json` keeps stdout to itself.
+	if ! make -C "$top" --no-print-directory -s all >&2; then
+		echo "run.sh: the build failed (above); fix it, or run 'make V=1' for details" >&2
+		exit 3
+	fi
+	printf '%s\n' "$id" >"$stamp"
 fi
 # kselftest needs the kernel's BPF selftests built for UML (~30 min once).
 if [ "${1:-}" = kselftest ] && ! make -C "$top" --no-print-directory -s kselftest-build >&2; then
