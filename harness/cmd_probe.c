@@ -207,6 +207,11 @@ int cmd_probe(int argc, char **argv)
 		if (code >= 0)
 			return code;
 	}
+	/* A probe loads, runs and frees some hundred programs and maps, not
+	 * one: seconds on an idle machine, over a minute beside a kernel
+	 * build.  Its default bound is five times a verify's. */
+	if (!opts.timeout_s)
+		opts.timeout_s = 5 * (strcmp(opts.backend, "qemu") ? TIMEOUT_UML_S : TIMEOUT_QEMU_S);
 	common_finish(&opts);
 	if (optind != argc)
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml probe [--backend uml|qemu] [--json]");

@@ -95,7 +95,7 @@ static const char common_help[] =
 	"                  x86_64 reference kernel of the same source with the BPF JIT, under\n"
 	"                  QEMU (KVM if it works here, else TCG; built on first use by\n"
 	"                  `make qemu-kernel`, ~20 min)\n"
-	"  --timeout SEC   kill the guest after SEC seconds (default 60; 300 with qemu)\n"
+	"  --timeout SEC   kill the guest after SEC seconds (default 60; 300 with qemu; probe 5x)\n"
 	"  --log-level N   verifier log level, 1 or 2 (default 1)\n"
 	"  --no-color      no colour even on a terminal (also: NO_COLOR=1)\n"
 	"  --keep          keep the run directory (console log, job, result)\n"

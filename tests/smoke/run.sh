@@ -43,13 +43,13 @@ setsid env TMPDIR="$run" "$linux" mem=128M umid="$umid" uml_dir="$run" \
 	con=null con0=null,fd:1 quiet lpj=20000000 \
 	${SMOKE_KERNEL_ARGS:-} init="$guest" -- "$objname" "$run" "$@" </dev/null >"$run/console.log" 2>&1 &
 uml_pid=$!
-# The watchdog kills the whole UML session if it outlives 60 s.
+# The watchdog kills the whole UML session if it outlives SMOKE_TIMEOUT s (60).
 ( trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-  sleep 60 & nap=$!; wait "$nap"; kill -KILL -- "-$uml_pid" 2>/dev/null ) &
+  sleep ${SMOKE_TIMEOUT:-60} & nap=$!; wait "$nap"; kill -KILL -- "-$uml_pid" 2>/dev/null ) &
 watchdog=$!
 wait "$uml_pid" || true
 if ! kill "$watchdog" 2>/dev/null; then
-	echo "smoke: UML did not power off within 60 s; killed" >&2
+	echo "smoke: UML did not power off within ${SMOKE_TIMEOUT:-60} s; killed" >&2
 	tail -n 30 "$run/console.log" >&2
 	exit 1
 fi
