@@ -47,9 +47,6 @@ HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
 UNIT_TESTS   := $(B)/tests/test_diag
-# libFuzzer target (tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/seeds/NAME/):
-# the host's reading and checking of a guest's result.json.
-FUZZ_result_SRCS := tests/fuzz/fuzz_result.c harness/guest_result.c
 
 .PHONY: all deps kernel qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE \
 	fuzz fuzz-build asan asan-test
@@ -208,6 +205,8 @@ FUZZ_TIME    ?= 60
 FUZZ_diag_SRCS  := harness/diag.c harness/diag_render.c harness/term.c
 FUZZ_diag_SEEDS := $(wildcard tests/unit/fixtures/*.log)
 FUZZ_input_SRCS := harness/input.c
+# the host's reading and checking of a guest's result.json
+FUZZ_result_SRCS := harness/guest_result.c
 
 # clang's libFuzzer runtime (Debian: libclang-rt-19-dev, from scripts/deps.sh).
 FUZZ_RUNTIME := $(wildcard $(shell $(CLANG) -print-resource-dir 2>/dev/null)/lib/*/libclang_rt.fuzzer*.a)
