@@ -219,6 +219,11 @@ int cmd_probe(int argc, char **argv)
 		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
 	if (session_create(&s))
 		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
+	/* Twice a verify's memory: the probe's programs and maps (4 GiB arenas
+	 * among them, each with its page tables) are freed by deferred work,
+	 * which lags behind beside a kernel build; in 512 MiB a probe ran out
+	 * of memory there ("System is deadlocked on memory"; issue 16). */
+	s.mem_mb = 2 * SESSION_MEM_MB;
 	session_install_signal_handlers(&s);
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("probe"));

@@ -160,7 +160,7 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	 * kselftest's guests have their size set: by --mem). */
 	snprintf(base, sizeof(base), "%s", s->run_dir);
 	err = check_space(opts, dirname(base), 1, s->mem_mb ?: SESSION_MEM_MB,
-			  s->mem_mb ? ", or use a smaller --mem" : NULL);
+			  s->mem_mb ? ", or a smaller --mem where the command has one" : NULL);
 	if (err != EXIT_OK)
 		return err;
 	/* No guest boots unconfined unless asked for (confine.h). */

@@ -267,7 +267,10 @@ def qemu_command_line_escapes_run_directory_and_quotes_paths():
             code, out, err = run_bpfuml(('verify', '--backend', 'qemu', os.path.join(PROGS, 'accepted.bpf.o')),
                                         env={'BPFUML_BUILD_DIR': build, 'BPFUML_QEMU': fake,
                                              'BPFUML_QEMU_ACCEL': 'tcg', 'BPFUML_RUNDIR': base,
-                                             'BPFUML_TEST_ARGV': argv_file})
+                                             'BPFUML_TEST_ARGV': argv_file,
+                                             # The stand-in writes its argv outside the
+                                             # run directory, which confinement forbids.
+                                             'BPFUML_CONFINE': 'none'})
             left = os.listdir(base)
         finally:
             shutil.rmtree(base, ignore_errors=True)
