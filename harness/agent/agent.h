@@ -48,6 +48,7 @@ void agent_try_escape(const char *target, json_object *result);
 /* The guest's /tmp is a tmpfs over the host's: make the host directory
  * /tmp/X of PATH (/tmp/X/...) reachable again, bound at the same place. */
 int agent_expose_host_tmp(const char *path);
+void agent_mount_bpffs(void);
 
 /* Write BUF to AGENT_RUN_DIR/NAME (through fsync, so the host sees it). */
 int agent_write_file(const char *name, const void *buf, size_t len);

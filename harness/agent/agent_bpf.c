@@ -199,8 +199,16 @@ static void apply_fixups(struct bpf_object *obj, json_object *applied)
 			note_fixup(applied, "program '%s': attach target '%s' (--attach-target)",
 				   bpf_program__name(prog), json_object_get_string(target));
 	}
-	if (!fixups_enabled)
+	if (!fixups_enabled) {
+		/* Pins are kept, so they need bpffs. */
+		bpf_object__for_each_map(map, obj) {
+			if (bpf_map__pin_path(map)) {
+				agent_mount_bpffs();
+				break;
+			}
+		}
 		return;
+	}
 	bpf_object__for_each_map(map, obj) {
 		/* Pins would land in the guest's bpffs and tie objects together. */
 		if (bpf_map__pin_path(map)) {
