@@ -290,6 +290,9 @@ int cmd_bench(int argc, char **argv)
 			code = fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
 			break;
 		}
+		s.keep = opts.keep;
+		if (s.keep)
+			fprintf(stderr, "bpfuml: run directory kept: %s\n", s.run_dir);
 		session_install_signal_handlers(&s);
 		err = session_add_file(&s, "map_bench.bpf.o", object);
 		if (err)

@@ -219,6 +219,9 @@ int cmd_probe(int argc, char **argv)
 		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
 	if (session_create(&s))
 		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
+	s.keep = opts.keep;
+	if (s.keep)
+		fprintf(stderr, "bpfuml: run directory kept: %s\n", s.run_dir);
 	/* Twice a verify's memory: the probe's programs and maps (4 GiB arenas
 	 * among them, each with its page tables) are freed by deferred work,
 	 * which lags behind beside a kernel build; in 512 MiB a probe ran out
