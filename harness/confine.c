@@ -163,8 +163,7 @@ static int write_proc(const char *file, const char *text)
 	return err;
 }
 
-/* In a new user namespace: the caller's ids mapped to themselves. */
-static int map_ids(uid_t uid, gid_t gid)
+int confine_map_own_ids(uid_t uid, gid_t gid)
 {
 	char map[64];
 	int err;
@@ -219,7 +218,7 @@ static int namespace_apply(const char *run_dir, const char **what)
 			return err;	/* the user namespace's reason tells more */
 	} else {
 		*what = "/proc/self/uid_map";
-		err = map_ids(uid, gid);
+		err = confine_map_own_ids(uid, gid);
 		if (err)
 			return err;
 	}

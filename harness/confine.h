@@ -21,6 +21,7 @@
 #define BPFUML_CONFINE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Decide, once per process, how guests are confined.  0, or a negative
  * errno with MSG saying why none is possible and what to do (-EINVAL: a
@@ -40,5 +41,9 @@ void confine_describe(char *buf, size_t len);
  * descriptor would bypass every rule).  Does not return when it fails: the
  * reason goes to stderr (the console log) and the child exits 126. */
 void confine_child(const char *run_dir);
+
+/* In a user namespace just made: UID and GID (the caller's, read before
+ * unshare) mapped to themselves.  0 or a negative errno. */
+int confine_map_own_ids(uid_t uid, gid_t gid);
 
 #endif

@@ -26,18 +26,6 @@
 #include "confine.h"
 #include "vm.h"
 
-static int write_proc(const char *file, const char *text)
-{
-	int fd = open(file, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 /*
  * UML's memory is a file it maps.  On /dev/shm each 4 KiB page the guest
  * touches first is a host page fault, ~6,000 of them per boot, and on a
@@ -49,21 +37,15 @@ static int write_proc(const char *file, const char *text)
  */
 static void uml_memory_on_huge_pages(const char *run_dir)
 {
-	char dir[4200], map[64];
+	char dir[4200];
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
 
 	if (getenv("BPFUML_NO_HUGE_MEMORY"))
 		return;
 	snprintf(dir, sizeof(dir), "%s/memory", run_dir);
-	if (mkdir(dir, 0700) || unshare(CLONE_NEWUSER | CLONE_NEWNS))
-		return;
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned int)uid, (unsigned int)uid);
-	if (write_proc("/proc/self/uid_map", map) ||
-	    write_proc("/proc/self/setgroups", "deny"))
-		return;
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned int)gid, (unsigned int)gid);
-	if (write_proc("/proc/self/gid_map", map) ||
+	if (mkdir(dir, 0700) || unshare(CLONE_NEWUSER | CLONE_NEWNS) ||
+	    confine_map_own_ids(uid, gid) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("bpfuml-memory", dir, "tmpfs", MS_NOSUID | MS_NODEV, "huge=always,mode=0700"))
 		return;
