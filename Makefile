@@ -49,7 +49,7 @@ HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
 UNIT_TESTS   := $(B)/tests/test_diag
 
 .PHONY: all deps kernel qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE \
-	fuzz fuzz-build asan asan-test
+	fuzz fuzz-build fuzz-bins asan asan-test
 .DELETE_ON_ERROR:
 
 all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS) $(PROBE_PROGS) $(B)/kselftest/DENYLIST.uml
@@ -209,17 +209,23 @@ FUZZ_input_SRCS := harness/input.c
 FUZZ_result_SRCS := harness/guest_result.c
 
 # clang's libFuzzer runtime (Debian: libclang-rt-19-dev, from scripts/deps.sh).
-FUZZ_RUNTIME := $(wildcard $(shell $(CLANG) -print-resource-dir 2>/dev/null)/lib/*/libclang_rt.fuzzer*.a)
+# Looked for when the recipe runs, not when make reads this file: on a fresh
+# machine `make test` installs it (via deps.sh) after the Makefile was read.
+FUZZ_HAS_RUNTIME = ls "$$($(CLANG) -print-resource-dir 2>/dev/null)"/lib/*/libclang_rt.fuzzer*.a >/dev/null 2>&1
 
-fuzz-build: $(if $(FUZZ_RUNTIME),$(FUZZ_BINS) $(FUZZ_SEEDS))
-	$(if $(FUZZ_RUNTIME),,@echo "  FUZZ    skipped: clang's fuzzer runtime is missing" \
-		"(apt-get install libclang-rt-19-dev, or make deps as root)")
+fuzz-build: FORCE
+	$(Q)if $(FUZZ_HAS_RUNTIME); then $(MAKE) --no-print-directory fuzz-bins; \
+	else echo "  FUZZ    skipped: clang's fuzzer runtime is missing" \
+		"(apt-get install libclang-rt-19-dev, or make deps as root)"; fi
+
+fuzz-bins: $(FUZZ_BINS) $(FUZZ_SEEDS)
+	@:
 
 # make fuzz FUZZ_TIME=SEC: every target for SEC seconds; corpora grow in
 # build/fuzz/corpus/NAME, crashes land in build/fuzz/crashes/NAME.
 fuzz: fuzz-build
-	$(Q)$(if $(FUZZ_RUNTIME),,echo "bpfuml: clang's fuzzer runtime is missing; install libclang-rt-19-dev" >&2; exit 2;) \
-	tests/fuzz/run.sh $(B) $(FUZZ_TIME) $(FUZZ_TARGETS)
+	$(Q)$(FUZZ_HAS_RUNTIME) || { echo "bpfuml: clang's fuzzer runtime is missing; install libclang-rt-19-dev" >&2; exit 2; }
+	$(Q)tests/fuzz/run.sh $(B) $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 .SECONDEXPANSION:
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_$$*_SRCS)
