@@ -66,3 +66,42 @@ def pinned_map_verified_as_built_gets_bpffs():
     code, doc, err = bpfuml_json('verify', obj, '--no-fixups')
     check(code == EXIT_OK and doc['programs'][0]['verdict'] == 'accepted',
           f'--no-fixups: exit {code}: {[(p["verdict"], p.get("libbpf_messages")) for p in doc.get("programs", [])]}')
+
+
+# An init for the UML kernel booted on the host's / (hostfs, read-only):
+# the print formats of the events named, then power off.
+FORMATS_INIT = '''#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tracefs tracefs /sys/kernel/tracing
+for e in %s; do echo "== $e"; grep '^print fmt' "/sys/kernel/tracing/events/$e/format"; done
+echo o > /proc/sysrq-trigger
+'''
+
+
+@test
+def trace_event_formats_have_their_enums_replaced():
+    # kernel-patches/0034 scans the eval maps once per system: every
+    # TRACE_DEFINE_ENUM must still be replaced by its value, in the first
+    # system the maps name and in later ones alike.
+    want = {'xdp/xdp_redirect_err': '{ 0, "ABORTED" }',
+            'sock/inet_sock_set_state': '{ 6, "IPPROTO_TCP" }',
+            'skb/kfree_skb': '{ 2, "NOT_SPECIFIED" }',
+            'writeback/writeback_queue': '{ 0, "background" }'}
+    scratch = tempfile.mkdtemp(prefix='formats.', dir=os.path.join(BUILD, 'tests'))
+    try:
+        init = os.path.join(scratch, 'init')
+        with open(init, 'w') as f:
+            f.write(FORMATS_INIT % ' '.join(want))
+        os.chmod(init, 0o755)
+        proc = subprocess.run([os.path.join(BUILD, 'kernel', 'linux'), 'mem=256M', 'rootfstype=hostfs',
+                               'rootflags=/', 'ro', 'init=' + init, 'con0=fd:0,fd:1', 'con=none',
+                               'ssl=none', 'quiet'], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=300, env={**os.environ, 'TMPDIR': scratch})
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    out = proc.stdout.decode(errors='replace').replace('\r', '')
+    formats = dict(re.findall(r'^== (\S+)\n(print fmt: .*)$', out, re.M))
+    for event, value in want.items():
+        check(value in formats.get(event, ''), f'{event}: no {value!r} in its format:\n'
+              f'{formats.get(event) or out[-2000:]}')
