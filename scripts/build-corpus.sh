@@ -19,7 +19,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$top/build}
 JOBS=${JOBS:-$(nproc)}
 CLANG=${CLANG:-clang-19}
-cache=${BPFUML_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/bpfuml}
+. "$top/scripts/cache-dir.sh"
+bpfuml_cache_dir
 
 say() { printf '  %-7s %s\n' "$1" "$2"; }
 die() { echo "bpfuml: $*" >&2; exit 1; }

@@ -41,14 +41,9 @@ uml | qemu | prune) ;;
 *) echo "usage: build-kernel.sh [uml|qemu|prune]" >&2; exit 2 ;;
 esac
 
-if [ -z "${BPFUML_CACHE:-}" ]; then
-	if [ -n "${XDG_CACHE_HOME:-}" ]; then BPFUML_CACHE=$XDG_CACHE_HOME/bpfuml
-	elif [ -n "${HOME:-}" ]; then BPFUML_CACHE=$HOME/.cache/bpfuml
-	else echo "bpfuml: neither HOME nor XDG_CACHE_HOME is set; set BPFUML_CACHE=DIR" >&2; exit 2
-	fi
-fi
-mkdir -p "$BPFUML_CACHE"
-cache=$(cd "$BPFUML_CACHE" && pwd)
+. "$top/scripts/cache-dir.sh"
+bpfuml_cache_dir
+[ "$TARGET" = prune ] || bpfuml_cache_can_build_kernels
 
 say() { printf '  %-7s %s\n' "$1" "$2"; }
 die() { echo "bpfuml: $*" >&2; exit 1; }

@@ -44,13 +44,9 @@ VMLINUX_H=${KSELFTEST_VMLINUX_H:-uml}
 [ -z "$VMLINUX_H" ] || [ -f "$VMLINUX_H" ] ||
 	die "KSELFTEST_VMLINUX_H=$VMLINUX_H: no such file (make qemu-kernel builds build/qemu/vmlinux.h; =uml uses UML's BTF)"
 
-if [ -z "${BPFUML_CACHE:-}" ]; then
-	if [ -n "${XDG_CACHE_HOME:-}" ]; then BPFUML_CACHE=$XDG_CACHE_HOME/bpfuml
-	elif [ -n "${HOME:-}" ]; then BPFUML_CACHE=$HOME/.cache/bpfuml
-	else die "neither HOME nor XDG_CACHE_HOME is set; set BPFUML_CACHE=DIR"
-	fi
-fi
-cache=$(cd "$BPFUML_CACHE" && pwd)
+. "$top/scripts/cache-dir.sh"
+bpfuml_cache_dir
+bpfuml_cache_can_build_kernels
 
 kernel_key=$(cat "$BUILD_DIR/.kernel-key" 2>/dev/null) ||
 	die "$BUILD_DIR/.kernel-key is missing: build the kernel first (make kernel)"

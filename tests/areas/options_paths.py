@@ -244,6 +244,25 @@ def kernel_artifact_pruning_with_blank_in_cache_path():
 
 
 @test
+def kernel_build_in_cache_path_with_blank_is_refused_before_fetching():
+    """The kernel's own build refuses a tree under a path with a blank or a
+    colon, after the 170 MB download; the build scripts must say so first,
+    with exit 2 and what to set, having fetched nothing."""
+    for script in ('build-kernel.sh', 'build-selftests.sh'):
+        for bad in ('c a', 'c:a'):
+            with tempfile.TemporaryDirectory() as tmp:
+                cache = os.path.join(tmp, bad)
+                proc = subprocess.run([os.path.join(TOP, 'scripts', script)], capture_output=True,
+                                      text=True, timeout=120,
+                                      env={**os.environ, 'BPFUML_CACHE': cache,
+                                           'BUILD_DIR': os.path.join(tmp, 'build')})
+                check(proc.returncode == 2 and f"the cache directory '{cache}' contains a blank or a colon"
+                      in proc.stderr and 'set BPFUML_CACHE' in proc.stderr,
+                      f'{script} with {cache!r}: exit {proc.returncode}\n{proc.stdout[-500:]}{proc.stderr[-500:]}')
+                check(os.listdir(cache) == [], f'{script} wrote {os.listdir(cache)} into {cache!r}')
+
+
+@test
 def qemu_command_line_escapes_run_directory_and_quotes_paths():
     """Without booting: a stand-in for qemu-system-x86_64 (BPFUML_QEMU)
     records its argv.  A comma in the run directory must stay in -fsdev's
