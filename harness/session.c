@@ -344,9 +344,9 @@ int session_read_result(struct session *s, const char *command)
 
 /* Lines that mean the kernel itself is in trouble. */
 static const char *const trouble_markers[] = {
-	"Kernel panic", "BUG:", "Oops", "WARNING:", "general protection fault",
-	"------------[ cut here ]------------", "Segfault with no mm",
-	"Attempted to kill init",
+#define TROUBLE(text) text,
+#include "kernel_trouble.def"
+#undef TROUBLE
 };
 
 char *console_find_trouble(const char *log, size_t len)

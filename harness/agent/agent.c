@@ -270,6 +270,23 @@ static void inject_fault(const char *fault, json_object *result)
 	if (!strcmp(fault, "hang"))
 		for (;;)
 			pause();
+	if (!strncmp(fault, "kmsg=", 5)) {
+		/* A line in the kernel's log, as if the kernel had said it (our
+		 * own /dev/kmsg node: /dev is the host's).  Each write() is one
+		 * record, so the line goes in one (through dprintf() it was
+		 * refused with EINVAL). */
+		char line[1024];
+		int len = snprintf(line, sizeof(line), "<4>%.1000s\n", fault + 5);
+		int fd;
+
+		mknod("/tmp/kmsg", S_IFCHR | 0600, makedev(1, 11));
+		fd = open("/tmp/kmsg", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, line, len) != len)
+			json_object_object_add(result, "test_fault_error",
+					       json_object_new_string(strerror(errno)));
+		if (fd >= 0)
+			close(fd);
+	}
 	if (!strcmp(fault, "console-flood")) {
 		/* 64 MiB, 8 times what the host keeps, on the console (our
 		 * own node for it: /dev is the host's), then the job. */

@@ -222,3 +222,26 @@ def console_flood_is_bounded():
         if kept:
             subprocess.run(['rm', '-rf', kept.group(1)])
     check_no_leftovers(before)
+
+
+@test
+def kernel_trouble_on_the_console_fails_the_job():
+    # Every console line harness/kernel_trouble.def names (hung tasks and
+    # RCU stalls among them: verify once let those through) turns an
+    # accepted verify into exit 3, the line quoted; an ordinary kernel line
+    # does not.
+    samples = {'Kernel panic': 'Kernel panic - not syncing: test',
+               'blocked for more than': 'INFO: task kworker/0:1:12 blocked for more than 120 seconds.',
+               'self-detected stall': 'rcu: INFO: rcu_sched self-detected stall on CPU'}
+    check(set(samples) <= set(KERNEL_COMPLAINTS), f'kernel_trouble.def lacks {set(samples) - set(KERNEL_COMPLAINTS)}')
+    for marker in KERNEL_COMPLAINTS:
+        line = samples.get(marker, f'bpfuml test: {marker} here')
+        code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'accepted.bpf.o'),
+                                     '--test-fault', 'kmsg=' + line)
+        error = doc.get('error') or {}
+        check(code == EXIT_INFRA and error.get('kind') == 'kernel' and line in error.get('message', ''),
+              f'{line!r}: exit {code}, {doc}')
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'accepted.bpf.o'),
+                                 '--test-fault', 'kmsg=bpfuml test: an ordinary line')
+    check(code == EXIT_OK, f'an ordinary kernel line failed the job: exit {code}, {doc}')
+    check_no_leftovers()
