@@ -59,10 +59,18 @@ int cmd_help(int argc, char **argv);
 
 /* ---- shared steps (common.c) -------------------------------------------- */
 
-/* Print an error: to stderr for people, as {"error":...} on stdout in JSON
- * mode.  Returns CODE so that callers can `return fail(...)`. */
+/* Print an error: to stderr for people; in JSON mode it becomes the "error"
+ * of the command's one document (print_document(), else output_finish()).
+ * Returns CODE so that callers can `return fail(...)`. */
 int fail(const struct common_opts *opts, int code, const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* The one writer of stdout in JSON mode (and SARIF): DOC is printed once,
+ * with fail()'s error in it (for SARIF, as its invocation's notification);
+ * a second document is never printed.  output_finish(CODE), as main()
+ * returns, prints {"error", "exit_code"} alone when no document was. */
+void print_document(json_object *doc);
+int output_finish(int code);
 
 /* Put the user's FILE (a .bpf.o, or a .bpf.c compiled here) into the run
  * directory as NAME.  Returns an exit code (EXIT_OK on success). */

@@ -362,7 +362,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	json_object_object_add(doc, "kernel", json_object_new_string(kernel));
 	if (opts.json) {
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_object_add(doc, "exit_code", json_object_new_int(code));
+		print_document(doc);
 	} else {
 		printf("backend %s: ", backend);
 		term_puts(stdout, kernel[0] ? kernel : "(no row finished)");	/* the guest's uname */

@@ -721,7 +721,7 @@ int cmd_kselftest(int argc, char **argv)
 	if (o.common.json) {
 		json_object *doc = ks_results_json(&results, wall_s, o.jobs);
 
-		printf("%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY));
+		print_document(doc);
 		json_object_put(doc);
 	} else {
 		ks_print_ktap(stdout, &results);

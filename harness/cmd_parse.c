@@ -139,8 +139,7 @@ int cmd_parse(int argc, char **argv)
 	switch (opts.format) {
 	case FORMAT_JSON:
 		doc = diag_to_json(log);
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		print_document(doc);
 		json_object_put(doc);
 		break;
 	case FORMAT_SARIF: {
@@ -149,8 +148,7 @@ int cmd_parse(int argc, char **argv)
 		};
 
 		doc = diag_to_sarif(&result, 1);
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		print_document(doc);
 		json_object_put(doc);
 		break;
 	}

@@ -263,7 +263,7 @@ int cmd_probe(int argc, char **argv)
 		json_object_object_add(doc, "accel", accel_json(&s));
 		json_object_object_add(doc, "confinement", confinement_json());
 		json_object_object_add(doc, "rows", json_object_get(rows));
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		print_document(doc);
 		json_object_put(doc);
 	} else {
 		printf("bpfuml probe: backend %s, kernel ", opts.backend);

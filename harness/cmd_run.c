@@ -174,8 +174,7 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 		}
 		json_object_object_add(doc, "timing", timing_json(s));
 		json_object_object_add(doc, "exit_code", json_object_new_int(code));
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		print_document(doc);
 		json_object_put(doc);
 	} else {
 		if (program_failed(prog)) {

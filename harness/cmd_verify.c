@@ -79,7 +79,8 @@ static const char *object_error(const struct verified *v)
 	return programs_of(v) ? NULL : json_str(v->result, "error") ?: "the guest returned no programs";
 }
 
-static void print_sarif(struct session *s, const struct verified *files, size_t nr_files)
+static void print_sarif(struct session *s, const struct common_opts *opts,
+			const struct verified *files, size_t nr_files)
 {
 	size_t i, f, n = 0, k = 0;
 	struct diag_sarif_result *results;
@@ -105,8 +106,10 @@ static void print_sarif(struct session *s, const struct verified *files, size_t 
 		}
 	}
 	sarif = results && logs && texts ? diag_to_sarif(results, n) : NULL;
-	puts(sarif ? json_object_to_json_string_ext(sarif, JSON_C_TO_STRING_PRETTY |
-						    JSON_C_TO_STRING_NOSLASHESCAPE) : "{}");
+	if (sarif)
+		print_document(sarif);
+	else
+		fail(opts, EXIT_INFRA, "infrastructure", "out of memory writing the SARIF log");
 	json_object_put(sarif);
 	for (i = 0; logs && texts && i < n; i++) {
 		diag_free(logs[i]);
@@ -208,7 +211,7 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 			} else
 				print_gcc(s, programs_of(&files[f]), files[f].file);
 	} else if (opts->format == FORMAT_SARIF) {
-		print_sarif(s, files, nr_files);
+		print_sarif(s, opts, files, nr_files);
 	} else if (opts->json) {
 		/* One file: its document.  Several: one document per file in "files". */
 		if (nr_files == 1) {
@@ -226,8 +229,7 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 		json_object_object_add(doc, "confinement", confinement_json());
 		json_object_object_add(doc, "timing", timing_json(s));
 		json_object_object_add(doc, "exit_code", json_object_new_int(code));
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		print_document(doc);
 		json_object_put(doc);
 	} else {
 		for (f = 0; f < nr_files; f++) {

@@ -38,9 +38,67 @@ long long json_int(json_object *obj, const char *key, long long fallback)
 	return json_object_get_int64(value);
 }
 
-static void print_json(json_object *doc)
+/* ---- the one writer of stdout's JSON document --------------------------- */
+
+static json_object *pending_error;	/* {"kind","message"} of the first fail() */
+static bool pending_sarif;		/* ... asked for as a SARIF log */
+static bool document_printed;
+
+/* A SARIF log says a tool's failure in its invocation, not beside "runs". */
+static void sarif_add_error(json_object *sarif, json_object *error)
 {
+	json_object *runs, *run, *invocation, *notes, *note, *message;
+
+	if (!json_object_object_get_ex(sarif, "runs", &runs) ||
+	    !(run = json_object_array_get_idx(runs, 0)))
+		return;
+	invocation = json_object_new_object();
+	notes = json_object_new_array();
+	note = json_object_new_object();
+	message = json_object_new_object();
+	json_object_object_add(message, "text", json_object_new_string(json_str(error, "message")));
+	json_object_object_add(note, "level", json_object_new_string("error"));
+	json_object_object_add(note, "message", message);
+	json_object_array_add(notes, note);
+	json_object_object_add(invocation, "executionSuccessful", json_object_new_boolean(0));
+	json_object_object_add(invocation, "toolExecutionNotifications", notes);
+	json_object *invocations = json_object_new_array();
+
+	json_object_array_add(invocations, invocation);
+	json_object_object_add(run, "invocations", invocations);
+}
+
+void print_document(json_object *doc)
+{
+	if (document_printed)
+		return;
+	if (pending_error) {
+		if (json_object_object_get_ex(doc, "runs", NULL) &&
+		    json_object_object_get_ex(doc, "version", NULL))
+			sarif_add_error(doc, pending_error);
+		else if (!json_object_object_get_ex(doc, "error", NULL))
+			json_object_object_add(doc, "error", json_object_get(pending_error));
+	}
 	puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
+	document_printed = true;
+}
+
+int output_finish(int code)
+{
+	if (!document_printed && pending_error) {
+		/* A SARIF reader gets a SARIF log: no results, the failed
+		 * invocation. */
+		json_object *doc = pending_sarif ? diag_to_sarif(NULL, 0) : NULL;
+
+		if (!doc) {
+			doc = json_object_new_object();
+			json_object_object_add(doc, "exit_code", json_object_new_int(code));
+		}
+		print_document(doc);
+		json_object_put(doc);
+	}
+	return code;
 }
 
 int fail(const struct common_opts *opts, int code, const char *kind, const char *fmt, ...)
@@ -52,15 +110,14 @@ int fail(const struct common_opts *opts, int code, const char *kind, const char 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (opts && opts->json) {
-		json_object *doc = json_object_new_object();
-		json_object *err = json_object_new_object();
-
-		json_object_object_add(err, "kind", json_object_new_string(kind));
-		json_object_object_add(err, "message", json_object_new_string(msg));
-		json_object_object_add(doc, "error", err);
-		json_object_object_add(doc, "exit_code", json_object_new_int(code));
-		print_json(doc);
-		json_object_put(doc);
+		/* Said in the command's one document (the first error is the
+		 * one that explains), or alone by output_finish(). */
+		if (!pending_error) {
+			pending_sarif = opts->format == FORMAT_SARIF;
+			pending_error = json_object_new_object();
+			json_object_object_add(pending_error, "kind", json_object_new_string(kind));
+			json_object_object_add(pending_error, "message", json_object_new_string(msg));
+		}
 	} else {
 		/* Messages quote the guest, the object and console lines. */
 		fputs("bpfuml: ", stderr);

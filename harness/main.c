@@ -217,5 +217,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bpfuml: unknown command '%s'; see bpfuml help\n", argv[1]);
 		return EXIT_USAGE;
 	}
-	return cmd->func(argc - 1, argv + 1);
+	return output_finish(cmd->func(argc - 1, argv + 1));
 }

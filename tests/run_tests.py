@@ -1073,6 +1073,9 @@ def kselftest_harness_shards_denies_retries_and_reports():
     check(doc['tests'] == {'passed': 4, 'failed': 2, 'skipped': 1, 'denied': 1, 'error': 1},
           f'test counts {doc["tests"]}')
     check(proc.returncode == EXIT_INFRA, f'exit {proc.returncode}, want 3 (a guest died)')
+    # One writer for every document: "/" as is, as in verify's (json-c
+    # escapes it by default).
+    check('\\/' not in proc.stdout, f'escaped slashes: {proc.stdout[:400]}')
     check_no_leftovers(before)
 
 
