@@ -14,7 +14,8 @@ CLANG    ?= clang-19
 CC       ?= gcc
 CFLAGS   ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 # -fms-extensions: 7.3 vmlinux.h embeds tagged structs anonymously, as the kernel does.
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -fms-extensions -Wno-microsoft-anon-tag -I$(B)/include
+# harness/bpf_cflags.def: the flags every BPF program here is compiled with.
+BPF_CFLAGS := $(shell sed -n 's/^BPF_CFLAG("\(.*\)")$$/\1/p' harness/bpf_cflags.def) -I$(B)/include
 GUEST_LDLIBS := $(B)/lib/libbpf.a -lelf -lz -lzstd
 
 ifeq ($(V),1)
@@ -103,22 +104,22 @@ $(B)/kselftest/DENYLIST.uml: tests/kselftest/DENYLIST.uml
 kselftest: all kselftest-build
 	$(Q)$(B)/bin/bpfuml kselftest $(KSELFTEST_ARGS)
 
-$(B)/tests/%.bpf.o: tests/smoke/%.bpf.c $(KERNEL_OUTPUTS)
+$(B)/tests/%.bpf.o: tests/smoke/%.bpf.c harness/bpf_cflags.def $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(B)/tests/progs/%.bpf.o: tests/progs/%.bpf.c $(KERNEL_OUTPUTS)
+$(B)/tests/progs/%.bpf.o: tests/progs/%.bpf.c harness/bpf_cflags.def $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(B)/progs/%.bpf.o: progs/bench/%.bpf.c $(KERNEL_OUTPUTS)
+$(B)/progs/%.bpf.o: progs/bench/%.bpf.c harness/bpf_cflags.def $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(B)/progs/%.bpf.o: progs/probe/%.bpf.c $(KERNEL_OUTPUTS)
+$(B)/progs/%.bpf.o: progs/probe/%.bpf.c harness/bpf_cflags.def $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

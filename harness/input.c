@@ -13,6 +13,12 @@
 
 #include "input.h"
 
+static const char *const bpf_cflags[] = {
+#define BPF_CFLAG(flag) flag,
+#include "bpf_cflags.def"
+#undef BPF_CFLAG
+};
+
 #ifndef EM_BPF
 #define EM_BPF 247
 #endif
@@ -73,16 +79,8 @@ enum input_error input_compile(const char *source, const char *out, const char *
 	snprintf(src_inc, sizeof(src_inc), "-I%s", dirname(src_copy));
 
 	argv[argc++] = CLANG;
-	argv[argc++] = "-g";
-	argv[argc++] = "-O2";
-	argv[argc++] = "-target";
-	argv[argc++] = "bpf";
-	argv[argc++] = "-mcpu=v3";
-	/* 7.3's vmlinux.h embeds tagged structs anonymously, as the kernel
-	 * itself is compiled. */
-	argv[argc++] = "-fms-extensions";
-	argv[argc++] = "-Wno-microsoft-anon-tag";
-	argv[argc++] = "-D__TARGET_ARCH_x86";
+	for (size_t i = 0; i < sizeof(bpf_cflags) / sizeof(bpf_cflags[0]); i++)
+		argv[argc++] = (char *)bpf_cflags[i];
 	argv[argc++] = inc;
 	argv[argc++] = src_inc;
 	if (cflags) {

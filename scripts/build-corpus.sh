@@ -11,8 +11,8 @@
 # adapts them to UML.  A source that does not compile with bookworm's clang
 # is left out and listed in not-built.txt with clang's first error.
 #
-# Cache key: the patched tree, the vmlinux.h, clang's version and this
-# script.  Artifacts: $BPFUML_CACHE/corpus/<key>/, linked as build/corpus.
+# Cache key: the patched tree, the vmlinux.h, clang's version, this script
+# and the flags (harness/bpf_cflags.def).  Artifacts: $BPFUML_CACHE/corpus/<key>/, linked as build/corpus.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,7 +43,7 @@ key=$({
 	echo "tree $patched"
 	sha256sum <"$vmlinux_h"
 	"$CLANG" --version | head -n1
-	cat "$0"
+	cat "$0" "$top/harness/bpf_cflags.def"
 } | sha256sum | cut -c1-16)
 art=$cache/corpus/$key
 if [ -f "$art/.complete" ]; then
@@ -64,10 +64,12 @@ cp -r "$BUILD_DIR/include/bpf" "$staging/include/"
 # cannot be exported to xargs' shells; a path with blanks stays one flag).
 mapfile -t sys_includes < <("$CLANG" -v -E - </dev/null 2>&1 |
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter\n\1|p }')
-cflags=(-g -O2 --target=bpf -mcpu=v3 -mlittle-endian -Wall -D__TARGET_ARCH_x86
+# Ours (harness/bpf_cflags.def) and the selftests' extras.
+mapfile -t base_cflags < <(sed -n 's/^BPF_CFLAG("\(.*\)")$/\1/p' "$top/harness/bpf_cflags.def")
+cflags=("${base_cflags[@]}" -mlittle-endian -Wall
 	"-I$staging/include" "-I$selftests" "-I$tree/tools/include/uapi" "-I$tree/tools/include"
-	"-I$selftests/libarena/include" -std=gnu11 -fno-strict-aliasing -Wno-microsoft-anon-tag
-	-fms-extensions -Wno-compare-distinct-pointer-types -Wno-initializer-overrides "${sys_includes[@]}")
+	"-I$selftests/libarena/include" -std=gnu11 -fno-strict-aliasing
+	-Wno-compare-distinct-pointer-types -Wno-initializer-overrides "${sys_includes[@]}")
 cflags_file=$staging/cflags
 printf '%s\0' "${cflags[@]}" >"$cflags_file"
 

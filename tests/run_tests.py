@@ -124,6 +124,10 @@ def unit_diag_parser():
 # ---- the RHASH suite (tests/rhash/): one guest, one line per check --------
 
 # What the console scan counts as the kernel complaining.
+# harness/bpf_cflags.def: the flags every BPF program here is compiled with.
+with open(os.path.join(TOP, 'harness', 'bpf_cflags.def')) as _f:
+    BPF_CFLAGS = re.findall(r'^BPF_CFLAG\("(.*)"\)$', _f.read(), re.M)
+
 # The harness's own list (one home for it), so that tests and verify agree.
 with open(os.path.join(TOP, 'harness', 'kernel_trouble.def')) as _f:
     KERNEL_COMPLAINTS = tuple(re.findall(r'^TROUBLE\("(.*)"\)', _f.read(), re.M))
@@ -712,8 +716,7 @@ def compile_for_x86_64(source, out_dir):
     if not os.path.exists(os.path.join(X86_VMLINUX_DIR, 'vmlinux.h')):
         raise Gap(f'no x86_64 vmlinux.h in {X86_VMLINUX_DIR} (make qemu-kernel)')
     obj = os.path.join(out_dir, os.path.basename(source).replace('.bpf.c', '.x86_64.bpf.o'))
-    proc = subprocess.run(['clang-19', '-g', '-O2', '-target', 'bpf', '-mcpu=v3', '-fms-extensions',
-                           '-Wno-microsoft-anon-tag', '-I', X86_VMLINUX_DIR,
+    proc = subprocess.run(['clang-19', *BPF_CFLAGS, '-I', X86_VMLINUX_DIR,
                            '-I', os.path.join(BUILD, 'include'), '-c', source, '-o', obj],
                           capture_output=True, text=True)
     check(proc.returncode == 0, f'{source} does not compile against the x86_64 vmlinux.h:\n{proc.stderr[-2000:]}')

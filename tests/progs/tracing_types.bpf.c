@@ -5,7 +5,6 @@
  * program.  An x86_64 kernel loads and verifies each; with kernel-patches
  * 0005-0009 UML does too.  Globals record what the runs saw.
  */
-#define __TARGET_ARCH_x86	/* PT_REGS_PARM*() as x86_64's: ctx->di, ctx->si */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>

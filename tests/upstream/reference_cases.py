@@ -17,11 +17,15 @@ usage: tests/upstream/reference_cases.py [--json] [--backend uml|qemu] [--x86-64
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(TOP, 'build')
+# harness/bpf_cflags.def: the flags every BPF program here is compiled with.
+with open(os.path.join(TOP, 'harness', 'bpf_cflags.def')) as _f:
+    BPF_CFLAGS = re.findall(r'^BPF_CFLAG\("(.*)"\)$', _f.read(), re.M)
 
 # (selftest source, program, category on x86_64 with JIT; None = no report)
 CASES = [
@@ -66,8 +70,7 @@ def compile_selftest(tree, source, out_dir):
                                    for h in headers if os.path.exists(h)):
         return obj, None
     # As the selftests' Makefile does (BPF_CFLAGS, CLANG_SYS_INCLUDES).
-    proc = subprocess.run(['clang-19', '-g', '-O2', '-target', 'bpf', '-mcpu=v3',
-                           '-fms-extensions', '-Wno-microsoft-anon-tag', '-D__TARGET_ARCH_x86',
+    proc = subprocess.run(['clang-19', *BPF_CFLAGS,
                            *sum((['-I', d] for d in VMLINUX_DIRS), []),
                            '-I', os.path.join(BUILD, 'include'), '-I', selftests,
                            '-I', os.path.join(tree, 'tools', 'include', 'uapi'),
