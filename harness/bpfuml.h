@@ -27,6 +27,7 @@ enum output_format {
 	FORMAT_JSON,
 	FORMAT_GCC,	/* FILE:LINE:COL: error: ... for editors and agents */
 	FORMAT_SARIF,	/* SARIF 2.1.0 for code-scanning uploads */
+	FORMAT_GITHUB,	/* ::error workflow commands: annotations in GitHub Actions */
 };
 
 struct common_opts {

@@ -121,7 +121,7 @@ int cmd_parse(int argc, char **argv)
 	common_finish(&opts);
 	if (optind != argc - 1)
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml parse LOGFILE [--prog NAME] "
-			    "[--source FILE] [--format human|json|gcc|sarif]");
+			    "[--source FILE] [--format human|json|gcc|sarif|github]");
 	path = argv[optind];
 	err = read_whole_file(path, &text, &len);
 	if (err == -EFBIG)
@@ -154,6 +154,9 @@ int cmd_parse(int argc, char **argv)
 	}
 	case FORMAT_GCC:
 		diag_print_gcc(stdout, log, prog ?: "prog", source ?: path);
+		break;
+	case FORMAT_GITHUB:
+		diag_print_github(stdout, log, prog ?: "prog", source ?: path);
 		break;
 	default:
 		print_human(log, path);

@@ -15,36 +15,58 @@
 #include "term.h"
 
 /* One line per program the kernel did not accept, in compiler style. */
-static void print_gcc(struct session *s, json_object *progs, const char *file)
+/* A program's finding without a verifier report: as a gcc line or a
+ * GitHub annotation on FILE. */
+static void print_plain_error(bool github, const char *file, const char *prog_name,
+			      const char *what, const char *detail)
+{
+	char message[8192];
+
+	if (github) {
+		snprintf(message, sizeof(message), "%s%s%s", what, detail ? ": " : "", detail ?: "");
+		diag_github_annotation(stdout, file, 0, 0, "Verifier", prog_name, message);
+		return;
+	}
+	term_puts(stdout, file);
+	fprintf(stdout, ": error: %s", what);
+	if (detail) {
+		fputs(": ", stdout);
+		term_puts(stdout, detail);
+	}
+	if (prog_name) {
+		fputs(" [prog ", stdout);
+		term_puts(stdout, prog_name);
+		fputc(']', stdout);
+	}
+	putchar('\n');
+}
+
+/* --format gcc and github: a line per finding, nothing for an accepted
+ * program. */
+static void print_findings(struct session *s, json_object *progs, const char *file, bool github)
 {
 	size_t i, n = json_object_array_length(progs);
 
 	for (i = 0; i < n; i++) {
 		json_object *prog = json_object_array_get_idx(progs, i);
-		const char *verdict = json_str(prog, "verdict");
+		const char *verdict = json_str(prog, "verdict"), *name = json_str(prog, "name");
 		struct diag_log *log;
 		char *text;
 
 		if (!strcmp(verdict, "accepted"))
 			continue;
 		if (!strcmp(verdict, "not_loaded")) {
-			term_puts(stdout, file);
-			fputs(": error: program could not be loaded: ", stdout);
-			term_puts(stdout, json_str(prog, "error") ?: "unknown");
-			fputs(" [prog ", stdout);
-			term_puts(stdout, json_str(prog, "name"));
-			puts("]");
+			print_plain_error(github, file, name, "program could not be loaded",
+					  json_str(prog, "error") ?: "unknown");
 			continue;
 		}
 		log = program_log(s, prog, &text);
-		if (log) {
-			diag_print_gcc(stdout, log, json_str(prog, "name"), file);
-		} else {
-			term_puts(stdout, file);
-			fputs(": error: rejected without a verifier log [prog ", stdout);
-			term_puts(stdout, json_str(prog, "name"));
-			puts("]");
-		}
+		if (log && github)
+			diag_print_github(stdout, log, name, file);
+		else if (log)
+			diag_print_gcc(stdout, log, name, file);
+		else
+			print_plain_error(github, file, name, "rejected without a verifier log", NULL);
 		diag_free(log);
 		free(text);
 	}
@@ -201,15 +223,15 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 		else if (count_failed(programs_of(&files[f])) && code == EXIT_OK)
 			code = EXIT_REJECTED;
 	}
-	if (opts->format == FORMAT_GCC) {
+	if (opts->format == FORMAT_GCC || opts->format == FORMAT_GITHUB) {
+		bool github = opts->format == FORMAT_GITHUB;
+
 		for (f = 0; f < nr_files; f++)
-			if (object_error(&files[f])) {
-				term_puts(stdout, files[f].file);
-				fputs(": error: could not be opened: ", stdout);
-				term_puts(stdout, object_error(&files[f]));
-				putchar('\n');
-			} else
-				print_gcc(s, programs_of(&files[f]), files[f].file);
+			if (object_error(&files[f]))
+				print_plain_error(github, files[f].file, NULL, "could not be opened",
+						  object_error(&files[f]));
+			else
+				print_findings(s, programs_of(&files[f]), files[f].file, github);
 	} else if (opts->format == FORMAT_SARIF) {
 		print_sarif(s, opts, files, nr_files);
 	} else if (opts->json) {

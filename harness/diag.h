@@ -227,6 +227,19 @@ void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name
 		    const char *fallback_file);
 
 /*
+ * The same findings as GitHub Actions workflow commands: one
+ * "::error file=F,line=L,col=C,title=CATEGORY [prog NAME]::MESSAGE" line per
+ * report (the message: problem, reason, suggestion), or per legacy error;
+ * values escaped so that nothing from the log ends the line.
+ */
+void diag_print_github(FILE *out, const struct diag_log *log, const char *prog_name,
+		       const char *fallback_file);
+
+/* One such line; @file NULL for none, @line/@column 0 for none. */
+void diag_github_annotation(FILE *out, const char *file, int line, int column,
+			    const char *title, const char *prog_name, const char *message);
+
+/*
  * The path to show for @file (a basename from the log): @file itself if it
  * exists relative to the current directory, else dirname(@fallback_file)/
  * basename(@file) if that exists, else @file unchanged.  Writes into @buf.

@@ -2,8 +2,9 @@
 /*
  * Renderers for parsed verifier logs (diag.h): the bpfuml-diag/1 JSON
  * document, the kernel's own human layout (optionally coloured), gcc-style
- * one-line diagnostics and SARIF 2.1.0.  JSON is built and serialized by
- * json-c; nothing here formats JSON by hand.
+ * one-line diagnostics, GitHub workflow-command annotations and SARIF
+ * 2.1.0.  JSON is built and serialized by json-c; nothing here formats JSON
+ * by hand.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -452,6 +453,112 @@ void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name
 		term_puts(out, log->legacy_error);
 		gcc_prog_suffix(out, prog_name);
 	}
+}
+
+/* ---- GitHub Actions workflow commands ------------------------------------ */
+
+/*
+ * "::error file=F,line=L,col=C,title=T::MESSAGE", one line per finding: the
+ * runner turns each into an annotation on that line of the diff.  Text goes
+ * through term.c first (a CI log is shown on a terminal-like viewer), then is
+ * escaped as @actions/core does: % and newlines in the message, and also :
+ * and , in property values, so that nothing from the object can end the
+ * line or start another workflow command.
+ */
+static void gh_escaped(FILE *out, const char *text, bool property)
+{
+	char *safe = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&safe, &len);
+	const char *p;
+
+	if (!m)
+		return;
+	term_write(m, text ? text : "", text ? strlen(text) : 0, TERM_KEEP_NEWLINES);
+	fclose(m);
+	for (p = safe; p && *p; p++) {
+		if (*p == '%')
+			fputs("%25", out);
+		else if (*p == '\n')
+			fputs("%0A", out);
+		else if (property && *p == ':')
+			fputs("%3A", out);
+		else if (property && *p == ',')
+			fputs("%2C", out);
+		else
+			fputc(*p, out);
+	}
+	free(safe);
+}
+
+void diag_github_annotation(FILE *out, const char *file, int line, int column,
+			    const char *title, const char *prog_name, const char *message)
+{
+	fputs("::error ", out);
+	if (file) {
+		fputs("file=", out);
+		gh_escaped(out, file, true);
+		if (line > 0)
+			fprintf(out, ",line=%d", line);
+		if (line > 0 && column > 0)
+			fprintf(out, ",col=%d", column);
+		fputc(',', out);
+	}
+	fputs("title=", out);
+	gh_escaped(out, title, true);
+	if (prog_name) {
+		fputs(" [prog ", out);
+		gh_escaped(out, prog_name, true);
+		fputc(']', out);
+	}
+	fputs("::", out);
+	gh_escaped(out, message, false);
+	fputc('\n', out);
+}
+
+/* The message of a report: its problem, reason and suggestion. */
+static char *gh_report_message(const struct diag_report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return NULL;
+	fputs(r->problem[0] ? r->problem : r->category, m);
+	if (r->reason && r->reason[0])
+		fprintf(m, "\nReason: %s", r->reason);
+	if (r->suggestion && r->suggestion[0])
+		fprintf(m, "\nSuggestion: %s", r->suggestion);
+	fclose(m);
+	return text;
+}
+
+void diag_print_github(FILE *out, const struct diag_log *log, const char *prog_name,
+		       const char *fallback_file)
+{
+	char pbuf[4096];
+	size_t i;
+
+	if (!log)
+		return;
+	for (i = 0; i < log->n_reports; i++) {
+		const struct diag_report *r = &log->reports[i];
+		const struct diag_site *at = r->has_at && r->at.file ? &r->at : NULL;
+		char *message = gh_report_message(r);
+
+		diag_github_annotation(out, at ? diag_resolve_path(at->file, fallback_file, pbuf,
+								   sizeof(pbuf)) : fallback_file,
+				       at ? at->line : 0, at ? at->column : 0, r->category,
+				       prog_name, message ? message : r->problem);
+		free(message);
+	}
+	if (!log->n_reports && log->legacy_error)
+		diag_github_annotation(out, log->linfo_file ?
+				       diag_resolve_path(log->linfo_file, fallback_file, pbuf,
+							 sizeof(pbuf)) : fallback_file,
+				       log->linfo_line, 0, "Verifier error", prog_name,
+				       log->legacy_error);
 }
 
 /* ---- JSON helpers ------------------------------------------------------- */

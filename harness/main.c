@@ -90,7 +90,8 @@ static const char common_help[] =
 	"Options of every command:\n"
 	"  --json          one JSON document on stdout and nothing else there\n"
 	"  --format F      human (default), json, gcc (FILE:LINE:COL: error: ... lines for\n"
-	"                  editors), or sarif (SARIF 2.1.0 for code scanning)\n"
+	"                  editors), sarif (SARIF 2.1.0 for code scanning), or github\n"
+	"                  (::error lines: annotations on the diff in GitHub Actions)\n"
 	"  --backend B     uml (default): the UML 7.3 kernel, booted in ~0.1 s; or qemu: the\n"
 	"                  x86_64 reference kernel of the same source with the BPF JIT, under\n"
 	"                  QEMU (KVM if it works here, else TCG; built on first use by\n"
@@ -114,7 +115,7 @@ static const char common_help[] =
 
 int common_option(struct common_opts *opts, int c, const char *arg)
 {
-	static const char *const formats[] = { "human", "json", "gcc", "sarif", NULL };
+	static const char *const formats[] = { "human", "json", "gcc", "sarif", "github", NULL };
 	static const char *const backends[] = { "uml", "qemu", NULL };
 	unsigned int v;
 	int code, i;
