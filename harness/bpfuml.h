@@ -60,6 +60,11 @@ int cmd_help(int argc, char **argv);
 
 /* ---- shared steps (common.c) -------------------------------------------- */
 
+/* The most telling reason PROG (verdict not_loaded) never reached the
+ * verifier: libbpf's line about a map or extern it failed on, else the
+ * errno's text.  May write into BUF. */
+const char *not_loaded_reason(json_object *prog, char *buf, size_t size);
+
 /* Print an error: to stderr for people; in JSON mode it becomes the "error"
  * of the command's one document (print_document(), else output_finish()).
  * Returns CODE so that callers can `return fail(...)`. */

@@ -56,8 +56,10 @@ static void print_findings(struct session *s, json_object *progs, const char *fi
 		if (!strcmp(verdict, "accepted"))
 			continue;
 		if (!strcmp(verdict, "not_loaded")) {
+			char reason[512];
+
 			print_plain_error(github, file, name, "program could not be loaded",
-					  json_str(prog, "error") ?: "unknown");
+					  not_loaded_reason(prog, reason, sizeof(reason)));
 			continue;
 		}
 		log = program_log(s, prog, &text);

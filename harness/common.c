@@ -452,18 +452,19 @@ static bool session_is_uml(const struct session *s)
 	return !s->backend || !strcmp(s->backend, "uml");
 }
 
-/* The most telling reason a program never reached the verifier. */
-static const char *not_loaded_reason(json_object *prog, char *buf, size_t size)
+const char *not_loaded_reason(json_object *prog, char *buf, size_t size)
 {
 	const char *messages = json_str(prog, "libbpf_messages"), *line, *eol;
 	json_object *v;
 
 	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
 		return "this kernel does not support the program type";
-	/* A map libbpf could not create is named in its messages. */
+	/* A map libbpf could not create, or an extern (a kfunc of a module
+	 * that is not loaded) it could not find, is named in its messages. */
 	for (line = messages; line && *line; line = *eol ? eol + 1 : eol) {
 		eol = strchrnul(line, '\n');
-		if (memmem(line, eol - line, "failed to create", 16)) {
+		if (memmem(line, eol - line, "failed to create", 16) ||
+		    memmem(line, eol - line, "not found in kernel or module BTFs", 34)) {
 			if (!strncmp(line, "libbpf: ", 8))
 				line += 8;
 			snprintf(buf, size, "%.*s", (int)(eol - line), line);

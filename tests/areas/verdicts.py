@@ -87,3 +87,16 @@ def verify_truncated_log_is_said_not_turned_into_a_verdict():
     code, out, err = bpfuml('verify', os.path.join(PROGS, 'long_log.bpf.o'), '--log-level', '2',
                             '--test-fault', 'small-log-max')
     check(code == EXIT_OK and 'verifier log did not fit' in out, f'exit {code}:\n{out[:2000]}')
+
+
+@test
+def not_loaded_program_names_the_missing_extern():
+    # The errno alone ("Invalid argument") does not say what to fix; libbpf's
+    # line about the extern it could not find does, in every format.
+    obj = os.path.join(PROGS, 'missing_kfunc.bpf.o')
+    want = "extern (func ksym) 'bpfuml_no_such_kfunc': not found in kernel or module BTFs"
+    code, out, err = bpfuml('verify', obj)
+    check(code == EXIT_REJECTED and f'could not be loaded: {want}' in out, f'human: exit {code}\n{out}')
+    code, out, err = bpfuml('verify', '--format', 'gcc', obj)
+    check(code == EXIT_REJECTED and f'error: program could not be loaded: {want} [prog calls_missing_kfunc]'
+          in out, f'gcc: exit {code}\n{out}')
