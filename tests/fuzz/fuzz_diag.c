@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target: the verifier log parser (diag_parse) and every renderer
- * of its result (human with and without colour, gcc, bpfuml-diag/1 JSON,
- * SARIF), on arbitrary bytes.  The renderers write to a memory stream so
+ * of its result (human with and without colour, gcc, GitHub annotations,
+ * bpfuml-diag/1 JSON, SARIF), on arbitrary bytes.  The renderers write to a memory stream so
  * that their output is produced (and checked by ASan) but never shown.
  */
 #define _GNU_SOURCE
@@ -28,6 +28,8 @@ static void render(const struct diag_log *log)
 	diag_print_human(out, log, true);
 	diag_print_gcc(out, log, "prog", "x.bpf.o");
 	diag_print_gcc(out, log, NULL, NULL);
+	diag_print_github(out, log, "prog", "x.bpf.o");
+	diag_print_github(out, log, NULL, NULL);
 	doc = diag_to_json(log);
 	fputs(json_object_to_json_string(doc), out);
 	json_object_put(doc);
