@@ -21,15 +21,18 @@ def escape_attempt(*extra, env=None):
                                '--test-fault', 'escape=' + target, *extra],
                               capture_output=True, text=True, timeout=600,
                               env={**os.environ, 'NO_COLOR': '1', **(env or {})})
-        if 'a read-only mount namespace could not be made' in proc.stderr:
+        said = proc.stderr + proc.stdout     # --json: the error is in the document
+        if 'a read-only mount namespace could not be made' in said:
             # Only when the namespace was forced: hosts where it cannot be
             # made (a chroot cannot make / private) fall back to Landlock.
-            raise Skip(f'no read-only mount namespace here: {proc.stderr.strip()[-300:]}')
+            raise Skip(f'no read-only mount namespace here: {said.strip()[-300:]}')
         kept = re.search(r'run directory kept: (\S+)', proc.stderr)
         check(kept, f'no run directory kept (exit {proc.returncode}):\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}')
         try:
             with open(os.path.join(kept.group(1), 'result.json')) as f:
                 escape = json.load(f).get('escape')
+        except FileNotFoundError:
+            raise Failure(f'the guest wrote no result (exit {proc.returncode}):\n{proc.stderr[-1500:]}')
         finally:
             shutil.rmtree(kept.group(1), ignore_errors=True)
         check(escape and escape.get('attempts'), f'the agent recorded no escape attempt: {escape}')

@@ -25,7 +25,7 @@ BAD_OPTION_VALUES = (
     (('verify', 'x.bpf.o', '--timeout', '1e3'), '--timeout', '1e3',
      'a whole number of seconds from 1 to 86400'),
     (('verify', 'x.bpf.o', '--log-level', '3'), '--log-level', '3', 'a whole number from 1 to 2'),
-    (('verify', 'x.bpf.o', '--format', 'xml'), '--format', 'xml', 'human, json, gcc or sarif'),
+    (('verify', 'x.bpf.o', '--format', 'xml'), '--format', 'xml', 'human, json, gcc, sarif or github'),
     (('probe', '--backend', 'kvm'), '--backend', 'kvm', 'uml or qemu'),
 )
 
