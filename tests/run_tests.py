@@ -1403,28 +1403,36 @@ def main():
         if getattr(func, 'qemu', False) and not run_qemu:
             continue
         start = time.monotonic()
+        dirs_before = set(guest_leftovers()[1])
+        outcome, text = 'ok', ''
         try:
             func()
         except Gap as e:
-            skipped += 1
-            print(f'skip {name}: {getattr(e, "prefix", "known UML gap: ")}{e}')
-            continue
+            outcome, text = 'skip', f'{getattr(e, "prefix", "known UML gap: ")}{e}'
         except Skip as e:
-            skipped += 1
-            print(f'skip {name}: {e}')
-            continue
+            outcome, text = 'skip', str(e)
         except Failure as e:
+            outcome, text = 'FAIL', str(e)
+        except Exception:
+            outcome, text = 'FAIL', '(crashed)\n' + traceback.format_exc()
+        # Whatever its outcome, a test that leaves a run directory behind is
+        # the one blamed: later tests no longer see it.
+        left = set(guest_leftovers()[1]) - dirs_before - BASELINE_DIRS
+        if left:
+            BASELINE_DIRS.update(left)
+            text = (text + '\n' if outcome == 'FAIL' else '') + \
+                'run directories left behind: ' + ' '.join(sorted(left))
+            outcome = 'FAIL'
+        if outcome == 'ok':
+            passed += 1
+            print(f'ok   {name} ({time.monotonic() - start:.2f} s)')
+        elif outcome == 'skip':
+            skipped += 1
+            print(f'skip {name}: {text}')
+        else:
             failed += 1
             print(f'FAIL {name}')
-            print('\n'.join('    ' + line for line in str(e).splitlines()))
-            continue
-        except Exception:
-            failed += 1
-            print(f'FAIL {name} (crashed)')
-            print('\n'.join('    ' + line for line in traceback.format_exc().splitlines()))
-            continue
-        passed += 1
-        print(f'ok   {name} ({time.monotonic() - start:.2f} s)')
+            print('\n'.join('    ' + line for line in text.splitlines()))
     print(f'{passed} passed, {failed} failed, {skipped} skipped')
     return 1 if failed else 0
 

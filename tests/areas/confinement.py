@@ -22,11 +22,14 @@ def escape_attempt(*extra, env=None):
                               capture_output=True, text=True, timeout=600,
                               env={**os.environ, 'NO_COLOR': '1', **(env or {})})
         said = proc.stderr + proc.stdout     # --json: the error is in the document
+        kept = re.search(r'run directory kept: (\S+)', proc.stderr)
         if 'a read-only mount namespace could not be made' in said:
             # Only when the namespace was forced: hosts where it cannot be
             # made (a chroot cannot make / private) fall back to Landlock.
+            # --keep kept the run directory of the job that never booted.
+            if kept:
+                shutil.rmtree(kept.group(1), ignore_errors=True)
             raise Skip(f'no read-only mount namespace here: {said.strip()[-300:]}')
-        kept = re.search(r'run directory kept: (\S+)', proc.stderr)
         check(kept, f'no run directory kept (exit {proc.returncode}):\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}')
         try:
             with open(os.path.join(kept.group(1), 'result.json')) as f:
