@@ -55,6 +55,7 @@ int cmd_parse(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
 int cmd_kselftest(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
@@ -83,8 +84,16 @@ int output_finish(int code);
 int stage_object(struct session *s, const struct bpfuml_paths *paths,
 		 const struct common_opts *opts, const char *file, const char *name);
 
-/* Boot the guest on JOB; returns EXIT_OK when the guest answered, otherwise
- * reports the infrastructure failure and returns its exit code. */
+/* What must hold before any guest boots: its kernel and agent built, paths
+ * its command line can carry, a way to confine it.  EXIT_OK, or the
+ * failure reported (fail()) and its exit code. */
+int guest_can_boot(const struct session *s, const struct bpfuml_paths *paths,
+		   const struct common_opts *opts);
+/* The one mapping of a session's outcome to an exit code: EXIT_OK when the
+ * guest answered, otherwise the failure reported and its code.  ERR is
+ * what session_start() or session_run() returned. */
+int guest_failure(const struct common_opts *opts, const struct session *s, int err);
+/* guest_can_boot(), room for it, session_run(), guest_failure(). */
 int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	       const struct common_opts *opts, json_object *job);
 

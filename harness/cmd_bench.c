@@ -293,7 +293,7 @@ int cmd_bench(int argc, char **argv)
 		s.keep = opts.keep;
 		if (s.keep)
 			fprintf(stderr, "bpfuml: run directory kept: %s\n", s.run_dir);
-		session_install_signal_handlers(&s);
+		session_install_signal_handlers();
 		err = session_add_file(&s, "map_bench.bpf.o", object);
 		if (err)
 			code = fail(&opts, EXIT_INFRA, "infrastructure", "%s: %s; run make", object,

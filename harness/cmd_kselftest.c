@@ -6,7 +6,8 @@
  * One guest lists test_progs' tests; the tests not in DENYLIST.uml are cut
  * into batches, and up to -j guests run one batch each at a time (a batch
  * whose guest dies or times out costs only its own tests, reported as
- * errors).  Each guest runs `test_progs -a @batch -d @DENYLIST.uml -J ...`
+ * errors).  One loop, on the session engine (session.h), starts the guests,
+ * waits for any of them and collects each as it ends.  Each guest runs `test_progs -a @batch -d @DENYLIST.uml -J ...`
  * with the guest agent's exec job; per-test results come from test_progs'
  * own "#N name:STATUS" lines and its -J summary (failure logs).
  */
@@ -15,12 +16,11 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,19 +72,8 @@ struct shard {
 	char **tests;		/* test_progs only */
 	size_t n_tests;
 	struct session session;
-	pid_t worker;
-	int done;
+	bool started;
 };
-
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	/* SIGPIPE: a closed stdout fails the writes; the run goes on and
-	 * cleans up. */
-	if (sig != SIGPIPE)
-		interrupted = sig;
-}
 
 static long long now_ns(void)
 {
@@ -131,33 +120,6 @@ static json_object *exec_job(const char *cwd, const char *output, int timeout_s,
 	json_object_object_add(job, "output", json_object_new_string(output));
 	json_object_object_add(job, "timeout_s", json_object_new_int(timeout_s));
 	return job;
-}
-
-/* What went wrong with a guest, in one line plus the console's words. */
-static char *session_trouble(const struct session *s, int timeout_s)
-{
-	char *text = NULL;
-
-	switch (s->status) {
-	case SESSION_TIMEOUT:
-		asprintf(&text, "guest timed out after %d s\n%s", timeout_s, s->trouble ?: "");
-		break;
-	case SESSION_KERNEL_TROUBLE:
-		asprintf(&text, "guest kernel trouble: %s", s->trouble ?: "");
-		break;
-	case SESSION_NO_ANSWER:
-		asprintf(&text, "guest ended without a result\n%s", s->trouble ?: "");
-		break;
-	case SESSION_MALFORMED:
-		asprintf(&text, "the guest's result is malformed: %s", s->trouble ?: "");
-		break;
-	case SESSION_INTERRUPTED:
-		text = strdup("interrupted");
-		break;
-	default:
-		text = strdup("guest could not be started");
-	}
-	return text;
 }
 
 /* ---- listing ------------------------------------------------------------- */
@@ -240,15 +202,35 @@ static void add_not_built(const struct ks_opts *o, const char *dir, char ***name
 
 /* ---- running ------------------------------------------------------------- */
 
-static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const struct ks_opts *o,
+/* The host's deadline for a shard: the guest's own, and time to report it. */
+static int host_timeout(const struct ks_opts *o, const struct shard *sh)
+{
+	return shard_timeout(o, sh) + 30;
+}
+
+/* Create SH's run directory, write its job and boot its guest.  An exit
+ * code: what stops the whole run (no run directory, a guest that can never
+ * boot here); a guest that fails to start is SH's own outcome. */
+static int shard_start(struct shard *sh, const struct bpfuml_paths *paths, const struct ks_opts *o,
 		       const char *dir)
 {
 	char runner[2 * PATH_MAX], json_path[64], allow[64], deny[64];
+	struct session *s = &sh->session;
 	json_object *job;
-	int code, timeout_s = shard_timeout(o, sh);
+	int code, err, timeout_s = shard_timeout(o, sh);
 
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	err = session_create(s);
+	if (err)
+		return fail(&o->common, EXIT_INFRA, "infrastructure", "cannot create a run directory: %s",
+			    strerror(-err));
+	sh->started = true;
+	s->mem_mb = o->mem_mb;
+	s->cpus = o->cpus;
+	s->keep = o->common.keep;
+	s->backend = o->common.backend;
+	code = guest_can_boot(s, paths, &o->common);
+	if (code != EXIT_OK)
+		return code;
 	snprintf(runner, sizeof(runner), "%s/%s", dir, sh->runner);
 	if (!strcmp(sh->runner, "test_progs")) {
 		size_t i, len = 0;
@@ -261,9 +243,9 @@ static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const
 			strcat(list, sh->tests[i]);
 			strcat(list, "\n");
 		}
-		session_write_file(&sh->session, "allow.txt", list);
+		session_write_file(s, "allow.txt", list);
 		free(list);
-		session_add_file(&sh->session, "deny.txt", o->denylist);
+		session_add_file(s, "deny.txt", o->denylist);
 		snprintf(json_path, sizeof(json_path), "%s/summary.json", GUEST_RUN_DIR);
 		snprintf(allow, sizeof(allow), "@%s/allow.txt", GUEST_RUN_DIR);
 		snprintf(deny, sizeof(deny), "@%s/deny.txt", GUEST_RUN_DIR);
@@ -278,22 +260,18 @@ static void worker_run(struct shard *sh, const struct bpfuml_paths *paths, const
 	} else {
 		job = exec_job(dir, "output.txt", timeout_s, runner, NULL);
 	}
-	/* The host's deadline is the guest's own plus the time to report it. */
-	struct common_opts common = o->common;
-
-	common.timeout_s = timeout_s + 30;
-	common.json = true;	/* failures are reported by the parent */
-	freopen("/dev/null", "w", stdout);
-	code = boot_guest(&sh->session, paths, &common, job);
-	if (code != EXIT_OK) {
-		char *why = session_trouble(&sh->session, timeout_s);
-
-		session_write_file(&sh->session, "host-trouble.txt", why);
-		free(why);
-	}
+	if (o->common.test_fault)
+		json_object_object_add(job, "test_fault", json_object_new_string(o->common.test_fault));
+	err = session_start(s, paths, job, host_timeout(o, sh));
 	json_object_put(job);
-	/* The parent reads the run directory and removes it. */
-	_exit(code);
+	if (err) {
+		/* Its outcome, collected as any other guest's. */
+		const char *category;
+
+		free(s->trouble);
+		s->trouble = session_failure_text(s, host_timeout(o, sh), err, &category);
+	}
+	return EXIT_OK;
 }
 
 /* Why test_progs ended short of its batch, from the agent's RESULT, or NULL
@@ -351,22 +329,24 @@ static char *runner_trouble(json_object *result, int sh_timeout)
 
 /* RETRY, when not NULL, is a free shard that gets the tests this one never
  * reached. */
-static void collect_shard(struct ks_results *r, struct shard *sh, int worker_status,
-			  struct shard *retry, int sh_timeout)
+static void collect_shard(struct ks_results *r, struct shard *sh, struct shard *retry,
+			  int sh_timeout, int host_timeout_s)
 {
+	struct session *s = &sh->session;
 	char *out = NULL, *json = NULL, *trouble = NULL;
+	const char *category;
 	size_t i;
 
-	session_read_file(&sh->session, "output.txt", &out, NULL);
-	session_read_file(&sh->session, "host-trouble.txt", &trouble, NULL);
-	if (!trouble && (!WIFEXITED(worker_status) || WEXITSTATUS(worker_status) != EXIT_OK))
-		trouble = strdup("the guest's worker process died");
+	session_read_file(s, "output.txt", &out, NULL);
+	if (s->status != SESSION_OK)
+		trouble = s->status == SESSION_START_FAILED && s->trouble ? strdup(s->trouble) :
+			  session_failure_text(s, host_timeout_s, 0, &category);
 	if (!strcmp(sh->runner, "test_progs")) {
-		if (!trouble && !session_read_result(&sh->session, "exec"))
-			trouble = runner_trouble(sh->session.result, sh_timeout);
+		if (!trouble)
+			trouble = runner_trouble(s->result, sh_timeout);
 		if (out)
 			ks_parse_test_progs(r, out);
-		if (!session_read_file(&sh->session, "summary.json", &json, NULL)) {
+		if (!session_read_file(s, "summary.json", &json, NULL)) {
 			json_object *summary = json_tokener_parse(json);
 
 			ks_attach_test_progs_json(r, summary);
@@ -405,8 +385,8 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 		char *reason = NULL;
 		int exit_status = -1;
 
-		if (!trouble && !session_read_result(&sh->session, "exec"))
-			exit_status = json_int(sh->session.result, "exit_status", -1);
+		if (!trouble)
+			exit_status = json_int(s->result, "exit_status", -1);
 		if (!strcmp(sh->runner, "test_verifier") && out)
 			ks_parse_test_verifier(r, out);
 		if (trouble)
@@ -428,116 +408,68 @@ static void collect_shard(struct ks_results *r, struct shard *sh, int worker_sta
 	free(trouble);
 }
 
-/* End the workers still running (their guests die with them: each guest
- * has its worker as parent-death signal), reap them, remove their run
- * directories.  For the paths that give up with workers running. */
-static void stop_workers(struct shard *shards, size_t started, const struct ks_opts *o)
+/* Remove the run directories of the shards started (their guests killed)
+ * and not collected: for the paths that give up with guests running. */
+static void stop_shards(struct shard *shards, size_t started)
 {
-	size_t i;
-
-	for (i = 0; i < started; i++)
-		if (!shards[i].done && shards[i].worker > 0)
-			kill(shards[i].worker, SIGKILL);
-	for (i = 0; i < started; i++) {
-		struct shard *sh = &shards[i];
-
-		if (sh->done || sh->worker <= 0)
-			continue;
-		while (waitpid(sh->worker, NULL, 0) < 0 && errno == EINTR)
-			;
-		sh->done = 1;
-		sh->session.keep = o->common.keep;
-		session_destroy(&sh->session);
-	}
+	for (size_t i = 0; i < started; i++)
+		if (shards[i].started) {
+			session_destroy(&shards[i].session);
+			shards[i].started = false;
+		}
 }
 
 static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_results *r,
 		      const struct bpfuml_paths *paths, const struct ks_opts *o, const char *dir)
 {
-	size_t next = 0, running = 0, finished = 0, i;
+	struct session **running = calloc(o->jobs, sizeof(*running));
+	size_t next = 0, n_running = 0, done = 0, i;
 	long long start = now_ns();
-	pid_t parent = getpid();
-	int status;
+	int code = EXIT_OK;
 
-	while (finished < n) {
-		while (!interrupted && running < (size_t)o->jobs && next < n) {
-			struct shard *sh = &shards[next];
-			int err = session_create(&sh->session);
-
-			if (err) {
-				stop_workers(shards, next, o);
-				return fail(&o->common, EXIT_INFRA, "infrastructure",
-					    "cannot create a run directory: %s", strerror(-err));
-			}
-			sh->session.mem_mb = o->mem_mb;
-			sh->session.cpus = o->cpus;
-			sh->session.keep = 1;	/* the parent removes it */
-			fflush(NULL);
-			sh->worker = fork();
-			if (sh->worker < 0) {
-				err = errno;
-				sh->session.keep = 0;
-				session_destroy(&sh->session);
-				stop_workers(shards, next, o);
-				return fail(&o->common, EXIT_INFRA, "infrastructure", "fork: %s", strerror(err));
-			}
-			if (sh->worker == 0) {
-				/* A worker, and so its guest, never outlives us. */
-				prctl(PR_SET_PDEATHSIG, SIGKILL);
-				if (getppid() != parent)
-					_exit(EXIT_INFRA);
-				worker_run(sh, paths, o, dir);
-			}
+	while (code == EXIT_OK && (next < n || n_running)) {
+		while (!session_interrupted && n_running < o->jobs && next < n) {
+			code = shard_start(&shards[next], paths, o, dir);
 			next++;
-			running++;
+			if (code != EXIT_OK)
+				break;
+			running[n_running++] = &shards[next - 1].session;
 		}
-		if (interrupted && next < n) {
-			finished += n - next;	/* never started */
-			n = next;
-		}
-		if (!running)
+		if (code != EXIT_OK || (session_interrupted && !n_running))
 			break;
-		pid_t pid = wait(&status);
+		session_wait_any(running, n_running, -1);
+		for (i = 0; i < n_running; i++) {
+			struct shard *sh = (struct shard *)((char *)running[i] -
+							    offsetof(struct shard, session));
 
-		if (pid < 0) {
-			if (errno == EINTR) {
-				for (i = 0; i < next; i++)
-					if (!shards[i].done && shards[i].worker > 0)
-						kill(shards[i].worker, SIGTERM);
+			if (!session_poll(&sh->session))
 				continue;
-			}
-			stop_workers(shards, next, o);
-			break;
-		}
-		for (i = 0; i < next; i++) {
-			struct shard *sh = &shards[i];
-
-			if (sh->worker != pid)
-				continue;
-			sh->done = 1;
-			running--;
-			finished++;
-			if (!interrupted) {
+			running[i--] = running[--n_running];
+			done++;
+			if (!session_interrupted) {
 				struct shard *retry = n < max ? &shards[n] : NULL;
 
-				collect_shard(r, sh, status, retry, shard_timeout(o, sh));
+				collect_shard(r, sh, retry, shard_timeout(o, sh), host_timeout(o, sh));
 				if (retry && retry->runner)
 					n++;
-			}
-			if (!o->common.keep)
-				sh->session.keep = 0;
-			else if (!o->common.json)
-				fprintf(stderr, "bpfuml: kept %s (%s)\n", sh->session.run_dir, sh->runner);
-			session_destroy(&sh->session);
-			/* Progress on stderr, in JSON mode too: stdout keeps the
-			 * one document. */
-			if (!interrupted)
+				if (o->common.keep && !o->common.json)
+					fprintf(stderr, "bpfuml: kept %s (%s)\n", sh->session.run_dir, sh->runner);
+				/* Progress on stderr, in JSON mode too: stdout
+				 * keeps the one document. */
 				fprintf(stderr, "  guest %zu/%zu done (%s, %zu test(s), %.0f s so far)\n",
-					i + 1, n, sh->runner, sh->n_tests, (now_ns() - start) / 1e9);
+					done, n, sh->runner, sh->n_tests, (now_ns() - start) / 1e9);
+			}
+			session_destroy(&sh->session);
+			sh->started = false;
 		}
 	}
-	return interrupted ? fail(&o->common, EXIT_INTERRUPTED, "interrupted",
-				  "interrupted; the guests were killed and their files removed") : EXIT_OK;
+	stop_shards(shards, next);
+	free(running);
+	if (code != EXIT_OK)
+		return code;
+	return session_interrupted ? fail(&o->common, EXIT_INTERRUPTED, "interrupted",
+					  "interrupted; the guests were killed and their files removed") :
+				     EXIT_OK;
 }
 
 /* Denied whole tests are not run; denied subtests are filtered by test_progs
@@ -588,7 +520,6 @@ int cmd_kselftest(int argc, char **argv)
 	char denylist_abs[PATH_MAX], base[PATH_MAX];
 	long long start = now_ns();
 	int c, code, bad_line = 0, counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
-	struct sigaction sa = { .sa_handler = on_signal };
 
 	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	o.mem_mb = KS_MEM_MB;
@@ -662,11 +593,7 @@ int cmd_kselftest(int argc, char **argv)
 	if (code)
 		return fail(&o.common, EXIT_USAGE, "usage", "%s: %s", o.denylist, strerror(-code));
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sigaction(SIGPIPE, &sa, NULL);
+	session_install_signal_handlers();
 
 	shards = calloc(MAX_SHARDS + 2, sizeof(*shards));
 	/* The long single-process runners first, so they overlap the batches. */

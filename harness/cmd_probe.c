@@ -227,7 +227,7 @@ int cmd_probe(int argc, char **argv)
 	 * which lags behind beside a kernel build; in 512 MiB a probe ran out
 	 * of memory there ("System is deadlocked on memory"; issue 16). */
 	s.mem_mb = 2 * SESSION_MEM_MB;
-	session_install_signal_handlers(&s);
+	session_install_signal_handlers();
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("probe"));
 	rows = json_object_new_array();

@@ -262,7 +262,7 @@ int cmd_run(int argc, char **argv)
 	if (session_create(&s))
 		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
 	s.keep = opts.keep;
-	session_install_signal_handlers(&s);
+	session_install_signal_handlers();
 
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("run"));

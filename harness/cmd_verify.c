@@ -335,7 +335,7 @@ int cmd_verify(int argc, char **argv)
 		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
 	}
 	s.keep = opts.keep;
-	session_install_signal_handlers(&s);
+	session_install_signal_handlers();
 
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("verify"));

@@ -190,10 +190,10 @@ int check_space(const struct common_opts *opts, const char *dir, unsigned int gu
 		    who, need, dir, guests > 1 ? "each: its " : "its ", what, avail, hint ?: "");
 }
 
-int boot_guest(struct session *s, const struct bpfuml_paths *paths,
-	       const struct common_opts *opts, json_object *job)
+int guest_can_boot(const struct session *s, const struct bpfuml_paths *paths,
+		   const struct common_opts *opts)
 {
-	char base[PATH_MAX], msg[1024];
+	char msg[1024];
 	int err;
 
 	if (!strcmp(opts->backend, "qemu") && access(paths->qemu_kernel, R_OK))
@@ -213,6 +213,37 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 		return fail(opts, EXIT_USAGE, "usage", "bpfuml's build directory %s has a '\"', which the "
 			    "guest kernel's command line cannot carry; move the checkout to a path without one",
 			    paths->build_dir);
+	/* No guest boots unconfined unless asked for (confine.h). */
+	err = confine_prepare(msg, sizeof(msg));
+	if (err)
+		return fail(opts, err == -EINVAL ? EXIT_USAGE : EXIT_INFRA, "confinement", "%s", msg);
+	return EXIT_OK;
+}
+
+int guest_failure(const struct common_opts *opts, const struct session *s, int err)
+{
+	const char *category;
+	char *text;
+	int code;
+
+	if (s->status == SESSION_OK)
+		return EXIT_OK;
+	text = session_failure_text(s, opts->timeout_s, err, &category);
+	code = fail(opts, s->status == SESSION_INTERRUPTED ? EXIT_INTERRUPTED : EXIT_INFRA, category,
+		    "%s", text ?: category);
+	free(text);
+	return code;
+}
+
+int boot_guest(struct session *s, const struct bpfuml_paths *paths,
+	       const struct common_opts *opts, json_object *job)
+{
+	char base[PATH_MAX];
+	int err;
+
+	err = guest_can_boot(s, paths, opts);
+	if (err != EXIT_OK)
+		return err;
 	/* Room for its memory file where its run directory is (only
 	 * kselftest's guests have their size set: by --mem). */
 	snprintf(base, sizeof(base), "%s", s->run_dir);
@@ -220,41 +251,11 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 			  s->mem_mb ? ", or a smaller --mem where the command has one" : NULL);
 	if (err != EXIT_OK)
 		return err;
-	/* No guest boots unconfined unless asked for (confine.h). */
-	err = confine_prepare(msg, sizeof(msg));
-	if (err)
-		return fail(opts, err == -EINVAL ? EXIT_USAGE : EXIT_INFRA, "confinement", "%s", msg);
 	s->backend = opts->backend;
 	if (opts->test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));
 	err = session_run(s, paths, job, opts->timeout_s);
-	switch (s->status) {
-	case SESSION_OK:
-		return EXIT_OK;
-	case SESSION_INTERRUPTED:
-		return fail(opts, EXIT_INTERRUPTED, "interrupted",
-			    "interrupted; the guest was killed and its files removed");
-	case SESSION_TIMEOUT:
-		return fail(opts, EXIT_INFRA, "timeout",
-			    "the guest did not finish within %d s (--timeout); it was killed.\n"
-			    "Last console lines:\n%s", opts->timeout_s, s->trouble ?: "");
-	case SESSION_KERNEL_TROUBLE:
-		return fail(opts, EXIT_INFRA, "kernel",
-			    "the guest kernel reported trouble (console):\n%s", s->trouble);
-	case SESSION_MALFORMED:
-		return fail(opts, EXIT_INFRA, "malformed",
-			    "the guest's result is malformed: %s; a guest that breaks the rules is not "
-			    "believed (a kernel or agent fault: report it with --keep's run directory)",
-			    s->trouble ?: "?");
-	case SESSION_NO_ANSWER:
-		return fail(opts, EXIT_INFRA, "no-answer",
-			    "the guest ended without a result.\nLast console lines:\n%s",
-			    s->trouble ?: "");
-	case SESSION_START_FAILED:
-	default:
-		return fail(opts, EXIT_INFRA, "infrastructure", "cannot start the guest: %s",
-			    strerror(-err));
-	}
+	return guest_failure(opts, s, err);
 }
 
 /* Guest and host both read CLOCK_REALTIME; UML's is the host's. */

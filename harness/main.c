@@ -38,6 +38,16 @@ static const struct command commands[] = {
 	  "so that a test run reaches tracing programs; an attachment UML cannot make\n"
 	  "(kprobes, BPF trampolines: fentry/fexit/lsm/struct_ops, freplace) is said\n"
 	  "plainly with its reason, and exits 1." },
+	{ "exec", cmd_exec, "exec [--file FILE]... [--] PROGRAM [ARG...]",
+	  "Run a host program inside a guest, as root there, with the guest kernel's\n"
+	  "BPF under it: a loader, a test binary, a bpftool of the same tree.  Its\n"
+	  "working directory is the guest's run directory, holding a copy of each\n"
+	  "--file (under its own name); the guest sees the host's / read-only, so\n"
+	  "PROGRAM is any host path.  What it printed (stdout and stderr) is printed\n"
+	  "when it ends, and bpfuml exits with its exit status (128+N when killed by\n"
+	  "signal N).  Exit 3 also means the guest failed (kernel trouble, time-out:\n"
+	  "--timeout SEC bounds the program, default 60): --json tells them apart\n"
+	  "(exit_status, signal, timed_out, output, and \"error\" when the guest failed)." },
 	{ "parse", cmd_parse, "parse LOGFILE [--prog NAME] [--source FILE]",
 	  "Parse a saved verifier log (no kernel needed): the 7.3 structured report\n"
 	  "(category, problem, reason, location, source and instruction context,\n"

@@ -17,7 +17,9 @@
 #include "session.h"
 
 volatile int session_interrupted;
-static struct session *signal_session;
+/* Every session between session_create() and session_destroy(): the
+ * signal handler kills their guests.  Changed with the signals blocked. */
+static struct session *live_sessions;
 
 static long long wall_ns(void)
 {
@@ -35,16 +37,35 @@ static void on_sigpipe(int sig)
 static void on_signal(int sig)
 {
 	session_interrupted = sig;
-	/* Kill at once: the main flow then removes the run directory. */
-	if (signal_session)
-		vm_kill_from_signal(signal_session->vm);
+	/* Kill at once: the main flow then removes the run directories. */
+	for (struct session *s = live_sessions; s; s = s->next_live)
+		vm_kill_from_signal(s->vm);
 }
 
-void session_install_signal_handlers(struct session *s)
+static void live_list_change(struct session *s, bool add)
+{
+	sigset_t block, old;
+	struct session **p;
+
+	sigfillset(&block);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if (add) {
+		s->next_live = live_sessions;
+		live_sessions = s;
+	} else {
+		for (p = &live_sessions; *p; p = &(*p)->next_live)
+			if (*p == s) {
+				*p = s->next_live;
+				break;
+			}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void session_install_signal_handlers(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
 
-	signal_session = s;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -215,12 +236,14 @@ int session_create(struct session *s)
 	if (err)
 		return err;
 	sweep(base);
+	live_list_change(s, true);
 	if (snprintf(s->run_dir, sizeof(s->run_dir), "%s/bpfuml.XXXXXX", base) >= (int)sizeof(s->run_dir))
 		err = -ENAMETOOLONG;
 	else if (!mkdtemp(s->run_dir))
 		err = -errno;
 	if (err) {
 		s->run_dir[0] = '\0';
+		live_list_change(s, false);
 		return err;
 	}
 	s->dir_fd = open(s->run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -228,6 +251,7 @@ int session_create(struct session *s)
 		err = -errno;
 		rmdir(s->run_dir);
 		s->run_dir[0] = '\0';
+		live_list_change(s, false);
 		return err;
 	}
 	write_owner(s);
@@ -424,20 +448,20 @@ static long long mono_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
-		int timeout_s)
+int session_start(struct session *s, const struct bpfuml_paths *paths, json_object *job,
+		  int timeout_s)
 {
 	const char *backend = s->backend ?: "uml";
 	VM_OPTS(opts, .kernel = strcmp(backend, "qemu") ? paths->kernel : paths->qemu_kernel,
 		.init = paths->agent, .run_dir = s->run_dir,
 		.mem_mb = s->mem_mb ?: SESSION_MEM_MB, .cpus = s->cpus);
-	struct vm_exit exit = { 0 };
 	json_object *command = NULL;
-	long long deadline;
 	int err;
 
 	/* Until the guest answers, this run has failed to start. */
 	s->status = SESSION_START_FAILED;
+	json_object_object_get_ex(job, "command", &command);
+	snprintf(s->command, sizeof(s->command), "%s", json_object_get_string(command) ?: "");
 	err = session_write_file(s, "job.json", json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN));
 	if (err)
 		return err;
@@ -452,41 +476,129 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 			s->status = SESSION_INTERRUPTED;
 		return err;
 	}
-	if (session_interrupted) {
-		vm_kill(s->vm);
-		s->status = SESSION_INTERRUPTED;
-		return -EINTR;
-	}
-	/* A signal that does not interrupt (SIGPIPE) only restarts the wait. */
-	deadline = mono_ms() + timeout_s * 1000LL;
-	do {
-		long long left = deadline - mono_ms();
+	s->running = true;
+	s->deadline_ms = mono_ms() + timeout_s * 1000LL;
+	return 0;
+}
 
-		err = vm_wait(s->vm, left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left, &exit);
-	} while (err == -EINTR && !session_interrupted);
+static void session_ended(struct session *s, enum session_status status)
+{
+	s->running = false;
 	s->exit_ns = wall_ns();
-	if (err == -EINTR || session_interrupted) {
-		vm_kill(s->vm);
-		s->status = SESSION_INTERRUPTED;
-		return -EINTR;
-	}
-	json_object_object_get_ex(job, "command", &command);
-	if (err == -ETIMEDOUT) {
-		vm_kill(s->vm);
-		s->status = SESSION_TIMEOUT;
-	} else {
-		err = session_read_result(s, json_object_get_string(command));
+	s->status = status;
+	if (status == SESSION_INTERRUPTED)
+		return;
+	if (status == SESSION_OK) {
+		int err = session_read_result(s, s->command);
+
 		s->status = !err ? SESSION_OK : err == -EPROTO ? SESSION_MALFORMED : SESSION_NO_ANSWER;
 	}
 	check_console(s);
-	return 0;
+}
+
+bool session_poll(struct session *s)
+{
+	struct vm_exit exit = { 0 };
+	int err;
+
+	if (!s->running)
+		return true;
+	if (session_interrupted) {
+		vm_kill(s->vm);
+		session_ended(s, SESSION_INTERRUPTED);
+		return true;
+	}
+	err = vm_wait(s->vm, 0, &exit);
+	if (err == -ETIMEDOUT || err == -EINTR) {
+		/* Still running: the deadline decides. */
+		if (mono_ms() < s->deadline_ms)
+			return false;
+		vm_kill(s->vm);
+		session_ended(s, SESSION_TIMEOUT);
+		return true;
+	}
+	/* Ended by itself (or lost: err says so, and no result will be). */
+	session_ended(s, SESSION_OK);
+	return true;
+}
+
+void session_wait_any(struct session *const *ss, size_t n, int max_ms)
+{
+	struct pollfd pfd[n * VM_POLL_FDS + 1];
+	long long now = mono_ms(), wait_ms = max_ms < 0 ? INT_MAX : max_ms;
+	size_t i;
+	int nfd = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!ss[i]->running)
+			return;		/* news already */
+		if (ss[i]->deadline_ms - now < wait_ms)
+			wait_ms = ss[i]->deadline_ms - now;
+		nfd += vm_poll_fds(ss[i]->vm, pfd + nfd, &wait_ms);
+	}
+	if (wait_ms < 0)
+		wait_ms = 0;
+	poll(pfd, nfd, (int)wait_ms);	/* EINTR: session_poll() sees the signal */
+}
+
+int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
+		int timeout_s)
+{
+	int err = session_start(s, paths, job, timeout_s);
+
+	if (err)
+		return err;
+	while (!session_poll(s))
+		session_wait_any(&s, 1, -1);
+	return s->status == SESSION_INTERRUPTED ? -EINTR : 0;
+}
+
+char *session_failure_text(const struct session *s, int timeout_s, int err, const char **category)
+{
+	const char *trouble = s->trouble ?: "";
+	char *text = NULL;
+	int n = -1;
+
+	switch (s->status) {
+	case SESSION_OK:
+		*category = "ok";
+		n = asprintf(&text, "the guest answered");
+		break;
+	case SESSION_INTERRUPTED:
+		*category = "interrupted";
+		n = asprintf(&text, "interrupted; the guest was killed and its files removed");
+		break;
+	case SESSION_TIMEOUT:
+		*category = "timeout";
+		n = asprintf(&text, "the guest did not finish within %d s (--timeout); it was killed.\n"
+			     "Last console lines:\n%s", timeout_s, trouble);
+		break;
+	case SESSION_KERNEL_TROUBLE:
+		*category = "kernel";
+		n = asprintf(&text, "the guest kernel reported trouble (console):\n%s", trouble);
+		break;
+	case SESSION_MALFORMED:
+		*category = "malformed";
+		n = asprintf(&text, "the guest's result is malformed: %s; a guest that breaks the rules "
+			     "is not believed (a kernel or agent fault: report it with --keep's run "
+			     "directory)", *trouble ? trouble : "?");
+		break;
+	case SESSION_NO_ANSWER:
+		*category = "no-answer";
+		n = asprintf(&text, "the guest ended without a result.\nLast console lines:\n%s", trouble);
+		break;
+	case SESSION_START_FAILED:
+	default:
+		*category = "infrastructure";
+		n = asprintf(&text, "cannot start the guest: %s", strerror(err < 0 ? -err : EIO));
+	}
+	return n < 0 ? NULL : text;
 }
 
 void session_destroy(struct session *s)
 {
 	/* The handler never sees a VM being freed (vm_free kills it anyway). */
-	if (signal_session == s)
-		signal_session = NULL;
+	live_list_change(s, false);
 	vm_free(s->vm);
 	s->vm = NULL;
 	/* A kept directory has no owner: nobody sweeps it. */

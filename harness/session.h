@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* session.h — one guest run: a private run directory, a job written into it,
  * the guest booted on it, the result read back, and everything removed.
+ *
+ * The engine never blocks on one guest: session_start() boots it,
+ * session_poll() looks at it (console drained, exit reaped, deadline
+ * checked) and says when it has ended, with its outcome in s->status;
+ * session_wait_any() sleeps until one of several running guests has news.
+ * session_run() is the three for a single guest.  The infrastructure's
+ * outcome (s->status) stays apart from the job's own (s->result).
  */
 #ifndef BPFUML_SESSION_H
 #define BPFUML_SESSION_H
 
 #include <json-c/json.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 
 #include "paths.h"
@@ -36,6 +44,11 @@ struct session {
 	const char *accel;		/* QEMU's accelerator ("kvm", "tcg"), or NULL */
 	unsigned int mem_mb;		/* guest memory; 0: SESSION_MEM_MB */
 	unsigned int cpus;		/* guest CPUs; 0: 1 */
+	/* The engine's own. */
+	bool running;			/* started and not yet ended */
+	long long deadline_ms;		/* CLOCK_MONOTONIC */
+	char command[16];		/* the job's, for its result's rules */
+	struct session *next_live;	/* the signal handler's list */
 };
 
 /* 512 MiB: room for a 256 MiB verifier log; more costs boot time. */
@@ -57,9 +70,24 @@ int session_check_space(const char *dir, unsigned int guests, unsigned int mem_m
 int session_add_file(struct session *s, const char *name, const char *src);
 /* Write TEXT into the run directory as NAME. */
 int session_write_file(struct session *s, const char *name, const char *text);
-/* Boot the guest on JOB and wait at most TIMEOUT_S for it; sets s->status. */
+/* Boot the guest on JOB, to be done within TIMEOUT_S.  0, or -errno with
+ * s->status set (SESSION_START_FAILED or SESSION_INTERRUPTED). */
+int session_start(struct session *s, const struct bpfuml_paths *paths, json_object *job,
+		  int timeout_s);
+/* One look at a started guest, never blocking: true once it has ended (by
+ * itself, by its deadline, or by a signal to us), its result read and its
+ * console scanned, with s->status saying how. */
+bool session_poll(struct session *s);
+/* Sleep until one of the N sessions (running or not) may have news, a
+ * signal came, or MAX_MS passed (-1: no limit but their deadlines). */
+void session_wait_any(struct session *const *ss, size_t n, int max_ms);
+/* session_start(), then session_poll() until the guest has ended. */
 int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
 		int timeout_s);
+/* What went wrong, for a session that ended other than SESSION_OK: a
+ * category ("timeout", "kernel", ...) and a message (malloc'd) saying it
+ * with the console lines that explain it.  ERR is session_start()'s. */
+char *session_failure_text(const struct session *s, int timeout_s, int err, const char **category);
 /* Read a file the guest wrote (NUL-terminated), as guest_file_read() does:
  * no symbolic link, nothing but a regular file within guest_file_cap(). */
 int session_read_file(struct session *s, const char *name, char **buf, size_t *len);
@@ -68,11 +96,13 @@ int session_read_file(struct session *s, const char *name, char **buf, size_t *l
 int session_read_result(struct session *s, const char *command);
 void session_destroy(struct session *s);
 
-/* Set by the signal handler (SIGINT, SIGTERM, SIGHUP, SIGQUIT); checked
- * between steps.  SIGPIPE is caught and does nothing: a closed stdout
- * fails the writes, and the run still ends and removes its directory. */
+/* Set by the signal handler (SIGINT, SIGTERM, SIGHUP, SIGQUIT), which
+ * also kills the guest of every session that exists at that moment;
+ * checked between steps.  SIGPIPE is caught and does nothing: a closed
+ * stdout fails the writes, and the run still ends and removes its
+ * directory. */
 extern volatile int session_interrupted;
-void session_install_signal_handlers(struct session *s);
+void session_install_signal_handlers(void);
 
 /* Scan a console log for kernel trouble; returns the lines or NULL. */
 char *console_find_trouble(const char *log, size_t len);

@@ -236,8 +236,20 @@ static int reap(struct vm *vm, int *status)
 	return ret < 0 ? -errno : 0;
 }
 
-/* Without a pidfd, how often the wait looks whether the guest has exited. */
-#define VM_POLL_MS 20
+int vm_poll_fds(const struct vm *vm, struct pollfd *pfd, long long *wait_ms)
+{
+	int n = 0;
+
+	if (!vm || vm->pid <= 0)
+		return 0;
+	if (vm->pidfd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = vm->pidfd, .events = POLLIN };
+	else if (*wait_ms > VM_POLL_MS)
+		*wait_ms = VM_POLL_MS;	/* look whether it has exited that often */
+	if (vm->console && vm->console->fd >= 0)
+		pfd[n++] = (struct pollfd){ .fd = vm->console->fd, .events = POLLIN };
+	return n;
+}
 
 int vm_process_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit)
 {
@@ -247,11 +259,12 @@ int vm_process_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit)
 	if (vm->pid <= 0)
 		return -ECHILD;
 	for (;;) {
-		struct pollfd pfd[2];
+		struct pollfd pfd[VM_POLL_FDS];
 		siginfo_t info = { 0 };
 		long long left;
-		int n = 0, wait_ms;
+		int n;
 
+		console_drain(vm);
 		/* WNOWAIT: exited, but not reaped until its group is killed. */
 		if (waitid(P_PID, vm->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
 			return -errno;	/* -EINTR: a signal came, the caller decides */
@@ -260,16 +273,11 @@ int vm_process_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit)
 		left = deadline - mono_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		wait_ms = left > INT_MAX ? INT_MAX : (int)left;
-		if (vm->pidfd >= 0)
-			pfd[n++] = (struct pollfd){ .fd = vm->pidfd, .events = POLLIN };
-		else if (wait_ms > VM_POLL_MS)
-			wait_ms = VM_POLL_MS;
-		if (vm->console && vm->console->fd >= 0)
-			pfd[n++] = (struct pollfd){ .fd = vm->console->fd, .events = POLLIN };
-		if (poll(pfd, n, wait_ms) < 0)
+		if (left > INT_MAX)
+			left = INT_MAX;
+		n = vm_poll_fds(vm, pfd, &left);
+		if (poll(pfd, n, (int)left) < 0)
 			return -errno;
-		console_drain(vm);
 	}
 	err = reap(vm, &status);
 	if (err)
@@ -316,4 +324,13 @@ int vm_cmdline_arg(char *buf, size_t size, const char *name, const char *value)
 		return -EINVAL;
 	n = snprintf(buf, size, "%s%s\"%s\"", name ?: "", name ? "=" : "", value);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+const char *vm_extra_kernel_args(void)
+{
+	const char *args = getenv("BPFUML_KERNEL_ARGS");
+
+	if (!args || strchr(args, '"') || strstr(args, "--"))
+		return "";
+	return args;
 }

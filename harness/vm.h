@@ -13,6 +13,7 @@
 #ifndef BPFUML_VM_H
 #define BPFUML_VM_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -41,7 +42,8 @@ struct vm_console;
 struct vm_backend {
 	const char *name;
 	int (*start)(struct vm *vm, const struct vm_opts *opts);
-	/* 0 once the guest is gone; -ETIMEDOUT or -EINTR otherwise. */
+	/* 0 once the guest is gone; -ETIMEDOUT or -EINTR otherwise.  With a
+	 * TIMEOUT_MS of 0, one look that never blocks. */
 	int (*wait)(struct vm *vm, int timeout_ms, struct vm_exit *exit);
 	/* Idempotent; after it, no process of the guest is left. */
 	void (*kill)(struct vm *vm);
@@ -80,6 +82,14 @@ void vm_process_started(struct vm *vm, pid_t pid);
 int vm_process_wait(struct vm *vm, int timeout_ms, struct vm_exit *exit);
 void vm_process_kill(struct vm *vm);
 
+/* For one poll() over many guests: the descriptors that wake it when
+ * VM has news (its exit, console output), at most VM_POLL_FDS of them put
+ * into PFD, their number returned.  Where the exit has no descriptor
+ * (no pidfd), *WAIT_MS is cut to VM_POLL_MS. */
+#define VM_POLL_FDS 2
+#define VM_POLL_MS 20
+int vm_poll_fds(const struct vm *vm, struct pollfd *pfd, long long *wait_ms);
+
 /* Async-signal-safe: kill the guest's processes from a signal handler. */
 void vm_kill_from_signal(struct vm *vm);
 
@@ -93,6 +103,12 @@ bool vm_cmdline_can_carry(const char *path);
 /* NAME=VALUE (NAME NULL: VALUE alone) into BUF, VALUE in double quotes.
  * -EINVAL when VALUE has a '"', -ENAMETOOLONG when BUF is too small. */
 int vm_cmdline_arg(char *buf, size_t size, const char *name, const char *value);
+
+/* $BPFUML_KERNEL_ARGS: more parameters for the guest kernel's command line
+ * (profiling a boot: "initcall_debug printk.time=1"), put before init=;
+ * "" when unset or when it holds a '"' or "--", which would change what the
+ * kernel hands to init. */
+const char *vm_extra_kernel_args(void);
 
 extern const struct vm_backend vm_backend_uml;
 extern const struct vm_backend vm_backend_qemu;

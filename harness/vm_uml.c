@@ -114,6 +114,9 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 		/* More than one CPU needs seccomp userspace: UML refuses SMP
 		 * with ptrace userspace, its default. */
 		opts->cpus > 1 ? "seccomp=on" : "seccomp=off", ncpus,
+		/* UML joins its argv into the command line: one string of
+		 * several parameters is parsed as several. */
+		(char *)vm_extra_kernel_args(),
 		init, "--", run_dir, NULL,
 	};
 

@@ -139,34 +139,50 @@ def kernel_complaints(console_text):
             if any(word in line for word in KERNEL_COMPLAINTS)]
 
 
+def guest_program(name, obj, *args, timeout=60):
+    """Runs BUILD/tests/NAME in a guest with `bpfuml exec`, with OBJ
+    (relative to BUILD/tests) copied into its run directory and named first
+    on its command line.  Returns (exit code, the bpfuml-exec/1 document,
+    stderr)."""
+    obj_path = os.path.join(BUILD, 'tests', obj)
+    proc = subprocess.run([BPFUML, 'exec', '--json', '--timeout', str(timeout), '--file', obj_path,
+                           '--', os.path.join(BUILD, 'tests', name), os.path.basename(obj_path), *args],
+                          capture_output=True, text=True, timeout=timeout + 300)
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:
+        raise Failure(f'bpfuml exec {name}: exit {proc.returncode}, no JSON document:\n'
+                      f'{proc.stdout[-800:]}\n{proc.stderr[-800:]}')
+    return proc.returncode, doc, proc.stderr
+
+
+def guest_program_passed(name, obj, *args, timeout=60):
+    code, doc, err = guest_program(name, obj, *args, timeout=timeout)
+    out = doc.get('output', '')
+    check(code == EXIT_OK and 'PASS' in out and '\nFAIL' not in '\n' + out,
+          f'exit {code}: {doc.get("error") or doc.get("how")}\n{out[-2000:]}\n{err[-800:]}')
+    return out
+
+
 def rhash_suite(only=None):
-    """Boots tests/rhash's guest once and reports each of its checks as a
-    test of its own (rhash/AREA/NAME), plus rhash/console_clean, the scan of
-    UML's console for WARN/BUG/Oops.  A planned check without a result line
-    crashed.  XFAIL lines (a property the kernel does not promise) count as
-    skipped, with the kernel's own words for why.  Returns (passed, failed,
+    """Runs tests/rhash's guest program once and reports each of its checks
+    as a test of its own (rhash/AREA/NAME), plus rhash/console_clean: no
+    kernel trouble (WARN/BUG/Oops) on the guest's console, as bpfuml's
+    console scan says.  A planned check without a result line crashed.
+    XFAIL lines (a property the kernel does not promise) count as skipped,
+    with the kernel's own words for why.  Returns (passed, failed,
     skipped)."""
     passed = failed = skipped = 0
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix='bpfuml-rhash.', dir=RUNDIR_BASE) as tmp:
-        console = os.path.join(tmp, 'console.log')
-        guest_args = [f'only={only}'] if only else []
-        try:
-            proc = subprocess.run([os.path.join(TOP, 'tests', 'smoke', 'run.sh'), BUILD,
-                                   'rhash_suite', 'progs/rhash_suite.bpf.o', *guest_args],
-                                  capture_output=True, text=True, timeout=900,
-                                  # loglevel=5: WARN() prints at KERN_WARNING, which
-                                  # "quiet" (console_loglevel 4) keeps off the console.
-                                  # 18 s idle, 152 s beside a kernel build (load ~3):
-                                  # the guest gets 600 s.
-                                  env={**os.environ, 'SMOKE_CONSOLE': console,
-                                       'SMOKE_KERNEL_ARGS': 'loglevel=5', 'SMOKE_TIMEOUT': '600'})
-            out, err = proc.stdout, proc.stderr
-        except subprocess.TimeoutExpired as e:
-            out, err = e.stdout or '', f'run.sh did not end within 900 s\n{e.stderr or ""}'
-            out = out.decode() if isinstance(out, bytes) else out
-        console_text = open(console, errors='replace').read() if os.path.exists(console) else None
-    lines = [line[len('smoke: '):] for line in out.splitlines() if line.startswith('smoke: ')]
+    # 18 s idle, 152 s beside a kernel build (load ~3): the program gets 600 s.
+    try:
+        code, doc, err = guest_program('rhash_suite', 'progs/rhash_suite.bpf.o',
+                                       *([f'only={only}'] if only else []), timeout=600)
+    except Failure as e:
+        print(f'FAIL rhash/suite\n    {e}')
+        return 0, 1, 0
+    out = doc.get('output', '')
+    lines = out.splitlines()
     plan = [line.split()[1] for line in lines if line.startswith('PLAN ')]
     results = {}
     for line in lines:
@@ -175,7 +191,8 @@ def rhash_suite(only=None):
             name, _, detail = rest.partition(': ')
             results[name] = (word, detail)
     if not plan:
-        print('FAIL rhash/suite (no plan: the guest did not start)')
+        print('FAIL rhash/suite (no plan: the guest program did not start)')
+        print(f'    exit {code}: {doc.get("error") or doc.get("how")}')
         print('\n'.join('    ' + line for line in (out + err).splitlines()[-30:]))
         return 0, 1, 0
     for name in plan:
@@ -195,19 +212,18 @@ def rhash_suite(only=None):
             if not word:
                 print('\n'.join('    ' + line for line in err.splitlines()[-20:]))
     # The console: a kernel warning fails the suite even when every check passed.
-    if console_text is None:
+    error = doc.get('error') or {}
+    if error.get('kind') == 'kernel':
         failed += 1
-        print('FAIL rhash/console_clean\n    no console log was kept')
+        print('FAIL rhash/console_clean')
+        print('\n'.join('    ' + line for line in error.get('message', '').splitlines()[:25]))
+    elif error:
+        failed += 1
+        print(f'FAIL rhash/console_clean\n    the guest failed: {error.get("message", "")[-1500:]}')
     else:
-        bad = kernel_complaints(console_text)
-        if bad:
-            failed += 1
-            print('FAIL rhash/console_clean')
-            print('\n'.join('    ' + line for line in bad[:20]))
-        else:
-            passed += 1
-            print(f'ok   rhash/console_clean ({len(console_text.splitlines())} console lines, '
-                  f'no WARN/BUG/Oops; suite {time.monotonic() - start:.1f} s)')
+        passed += 1
+        print(f'ok   rhash/console_clean (no kernel trouble on the console; '
+              f'suite {time.monotonic() - start:.1f} s)')
     return passed, failed, skipped
 
 
@@ -283,9 +299,7 @@ def console_scan_finds_kernel_warnings():
 
 @test
 def smoke_rhash_syscall_prog():
-    proc = subprocess.run([os.path.join(TOP, 'tests', 'smoke', 'run.sh'), BUILD],
-                          capture_output=True, text=True, timeout=120)
-    check(proc.returncode == 0, proc.stdout + proc.stderr)
+    guest_program_passed('rhash_smoke', 'rhash_smoke.bpf.o')
 
 
 # ---- verify ----------------------------------------------------------------
@@ -698,10 +712,7 @@ def callbacks_run_on_the_interpreter():
 def callback_trampolines_are_given_back():
     # 0003: a loaded program holds one of 512 trampolines per callback subprog;
     # the guest fills them all, sees ENOSPC, frees them and loads 1000 more.
-    proc = subprocess.run([os.path.join(TOP, 'tests', 'smoke', 'run.sh'), BUILD,
-                           'callback_slots', 'progs/callbacks.bpf.o'],
-                          capture_output=True, text=True, timeout=120)
-    check(proc.returncode == 0 and 'PASS' in proc.stdout, proc.stdout + proc.stderr)
+    guest_program_passed('callback_slots', 'progs/callbacks.bpf.o')
 
 
 

@@ -211,6 +211,7 @@ def every_guest_command_works_as_an_ordinary_user():
               '--data-in', data_in), EXIT_OK),
             (('bench', '--quick'), EXIT_OK),
             (('probe',), EXIT_OK),
+            (('exec', '--', '/bin/sh', '-c', 'exit 6'), 6),
         ]
         if os.path.exists(os.path.join(view, 'selftests', 'bpf', 'test_progs')):
             steps.insert(3, (('kselftest', '-t', 'verifier_and', '-j', '1'), EXIT_OK))

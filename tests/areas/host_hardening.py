@@ -150,8 +150,8 @@ def wait_for_no_guest(limit=30):
 
 @test
 def killed_kselftest_harness_leaves_no_guest():
-    """SIGKILL of `bpfuml kselftest` while a worker's guest runs a test that
-    sleeps for an hour: the workers, and so their guests, die with it; the
+    """SIGKILL of `bpfuml kselftest` while a guest runs a test that sleeps
+    for an hour: the guests die with it (their parent-death signal); the
     next run sweeps the run directories it left."""
     before = guest_leftovers()[1]
     env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
@@ -168,6 +168,49 @@ def killed_kselftest_harness_leaves_no_guest():
     code, out, err = bpfuml('verify', os.path.join(PROGS, 'accepted.bpf.o'))
     check(code == EXIT_OK, f'exit {code}; {err}')
     check_no_leftovers(before)
+
+
+@test
+def interrupted_kselftest_kills_its_guests_and_cleans_up():
+    """SIGINT while one guest sleeps and another has been collected: every
+    guest killed, every run directory removed, exit 130 with one document."""
+    before = guest_leftovers()[1]
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+    proc = subprocess.Popen([BPFUML, 'kselftest', '-t', 'sleepy,alpha', '--batch', '1', '-j', '2',
+                             '--timeout', '3000', '--json'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for_guest(proc, before, what='allow.txt')
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check(proc.returncode == EXIT_INTERRUPTED, f'exit {proc.returncode}, want 130; {err[-800:]}')
+    doc = json.loads(out)
+    check(doc.get('error', {}).get('kind') == 'interrupted', f'document: {out[:400]}')
+    wait_for_no_guest()
+    check_no_leftovers(before)
+
+
+@test
+def kselftest_guest_killed_at_its_time_out_costs_only_its_test():
+    """A test that sleeps past --timeout: its guest's test_progs is killed
+    and the test is an error saying so; the test beside it still passes."""
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+    proc = subprocess.run([BPFUML, 'kselftest', '-t', 'sleepy,alpha', '--batch', '1', '-j', '2',
+                           '--timeout', '3', '--json'],
+                          capture_output=True, text=True, timeout=300, env=env)
+    doc = json.loads(proc.stdout)
+    got = {r['name']: r for r in doc['results']}
+    check(got.get('alpha', {}).get('status') == 'passed', f'alpha: {got.get("alpha")}')
+    sleepy = got.get('sleepy', {})
+    check(sleepy.get('status') == 'error' and 'killed after 3 s' in (sleepy.get('reason') or ''),
+          f'sleepy: {sleepy}')
+    check(proc.returncode == EXIT_INFRA, f'exit {proc.returncode}: an error is exit 3')
+    check_no_leftovers()
 
 
 @test

@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	const char *only = NULL;
 	int i;
 
-	for (i = 3; i < argc; i++)
+	for (i = 2; i < argc; i++)
 		if (!strncmp(argv[i], "only=", 5) && argv[i][5])
 			only = argv[i] + 5;
 	suite_object_path = guest_boot(argc, argv, "rhash_suite");
