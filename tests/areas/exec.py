@@ -86,3 +86,19 @@ def qemu_exec_runs_the_program_under_the_x86_64_kernel():
     check(code == 5 and doc.get('backend') == 'qemu' and doc.get('output', '').strip() == 'QEMU',
           f'exit {code}: {doc}')
     check_no_leftovers()
+
+
+@test
+def kernel_args_from_the_environment_reach_the_guest_kernel():
+    # BPFUML_KERNEL_ARGS (profiling a boot) goes on the command line; one
+    # that would end the kernel's parameters early is ignored.
+    def cmdline(args):
+        proc = subprocess.run([BPFUML, 'exec', '--', '/bin/cat', '/proc/cmdline'], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, 'BPFUML_KERNEL_ARGS': args})
+        check(proc.returncode == 0, f'{args!r}: exit {proc.returncode}: {proc.stderr[-800:]}')
+        return proc.stdout
+    got = cmdline('bpfuml_probe_a=1 bpfuml_probe_b')
+    check('bpfuml_probe_a=1 bpfuml_probe_b' in got, f'/proc/cmdline: {got!r}')
+    got = cmdline('bpfuml_probe_c -- x')
+    check('bpfuml_probe_c' not in got, f'an argument with "--" was passed: {got!r}')
+    check_no_leftovers()
