@@ -11,6 +11,7 @@
 
 #include "paths.h"
 #include "session.h"
+#include "verdict.h"
 
 /* Exit codes, documented in `bpfuml help`. */
 enum bpfuml_exit {
@@ -61,10 +62,6 @@ int cmd_help(int argc, char **argv);
 
 /* ---- shared steps (common.c) -------------------------------------------- */
 
-/* The most telling reason PROG (verdict not_loaded) never reached the
- * verifier: libbpf's line about a map or extern it failed on, else the
- * errno's text.  May write into BUF. */
-const char *not_loaded_reason(json_object *prog, char *buf, size_t size);
 
 /* Print an error: to stderr for people; in JSON mode it becomes the "error"
  * of the command's one document (print_document(), else output_finish()).
@@ -114,25 +111,11 @@ void print_timing(FILE *out, const struct session *s);
 /* Print one program's verdict block (human), or return it as JSON. */
 void print_program(FILE *out, struct session *s, json_object *prog, const struct common_opts *opts);
 json_object *program_json(struct session *s, json_object *prog);
-/* A program's parsed verifier log (NULL if it has none); *text is the raw
- * log, both to be freed by the caller (diag_free, free). */
-struct diag_log *program_log(struct session *s, json_object *prog, char **text);
 
 /* Where a rejection without a structured report happened, from the trace. */
 struct diag_log;
 void print_no_report(FILE *out, const struct diag_log *log);
 
-/* The verifier accepted the program, and the kernel then refused it for lack of a JIT. */
-bool verified_but_needs_jit(json_object *prog, const char *legacy_error);
-/* Why this verdict would differ on x86_64 (a UML limitation), or NULL. */
-const char *uml_fidelity_note(json_object *prog, const char *legacy_error);
-
-/* Why UML cannot attach PROG at all (no kprobes, no BPF trampolines), or
- * NULL when the failure is not one of those. */
-const char *uml_attach_impossible(json_object *prog);
-
-/* 0 accepted, 1 otherwise. */
-int program_failed(json_object *prog);
 
 const char *json_str(json_object *obj, const char *key);
 long long json_int(json_object *obj, const char *key, long long fallback);

@@ -48,29 +48,20 @@ static void print_findings(struct session *s, json_object *progs, const char *fi
 	size_t i, n = json_object_array_length(progs);
 
 	for (i = 0; i < n; i++) {
-		json_object *prog = json_object_array_get_idx(progs, i);
-		const char *verdict = json_str(prog, "verdict"), *name = json_str(prog, "name");
-		struct diag_log *log;
-		char *text;
+		struct program_verdict v;
 
-		if (!strcmp(verdict, "accepted"))
-			continue;
-		if (!strcmp(verdict, "not_loaded")) {
-			char reason[512];
-
-			print_plain_error(github, file, name, "program could not be loaded",
-					  not_loaded_reason(prog, reason, sizeof(reason)));
-			continue;
-		}
-		log = program_log(s, prog, &text);
-		if (log && github)
-			diag_print_github(stdout, log, name, file);
-		else if (log)
-			diag_print_gcc(stdout, log, name, file);
+		program_verdict_init(&v, s, json_object_array_get_idx(progs, i));
+		if (v.accepted)
+			;
+		else if (v.not_loaded)
+			print_plain_error(github, file, v.name, "program could not be loaded", v.not_loaded);
+		else if (v.log && github)
+			diag_print_github(stdout, v.log, v.name, file);
+		else if (v.log)
+			diag_print_gcc(stdout, v.log, v.name, file);
 		else
-			print_plain_error(github, file, name, "rejected without a verifier log", NULL);
-		diag_free(log);
-		free(text);
+			print_plain_error(github, file, v.name, "rejected without a verifier log", NULL);
+		program_verdict_free(&v);
 	}
 }
 
@@ -108,40 +99,33 @@ static void print_sarif(struct session *s, const struct common_opts *opts,
 {
 	size_t i, f, n = 0, k = 0;
 	struct diag_sarif_result *results;
-	struct diag_log **logs;
-	char **texts;
+	struct program_verdict *verdicts;
 	json_object *sarif;
 
 	for (f = 0; f < nr_files; f++)
 		n += programs_of(&files[f]) ? json_object_array_length(programs_of(&files[f])) : 0;
 	results = calloc(n ?: 1, sizeof(*results));
-	logs = calloc(n ?: 1, sizeof(*logs));
-	texts = calloc(n ?: 1, sizeof(*texts));
-	for (f = 0; results && logs && texts && f < nr_files; f++) {
+	verdicts = calloc(n ?: 1, sizeof(*verdicts));
+	for (f = 0; results && verdicts && f < nr_files; f++) {
 		json_object *progs = programs_of(&files[f]);
 
 		for (i = 0; progs && i < json_object_array_length(progs); i++, k++) {
-			json_object *prog = json_object_array_get_idx(progs, i);
-
-			logs[k] = program_log(s, prog, &texts[k]);
-			results[k].prog_name = json_str(prog, "name");
+			program_verdict_init(&verdicts[k], s, json_object_array_get_idx(progs, i));
+			results[k].prog_name = verdicts[k].name;
 			results[k].object_file = files[f].file;
-			results[k].log = logs[k];
+			results[k].log = verdicts[k].log;
 		}
 	}
-	sarif = results && logs && texts ? diag_to_sarif(results, n) : NULL;
+	sarif = results && verdicts ? diag_to_sarif(results, n) : NULL;
 	if (sarif)
 		print_document(sarif);
 	else
 		fail(opts, EXIT_INFRA, "infrastructure", "out of memory writing the SARIF log");
 	json_object_put(sarif);
-	for (i = 0; logs && texts && i < n; i++) {
-		diag_free(logs[i]);
-		free(texts[i]);
-	}
+	for (i = 0; verdicts && i < k; i++)
+		program_verdict_free(&verdicts[i]);
 	free(results);
-	free(logs);
-	free(texts);
+	free(verdicts);
 }
 
 /* The loader fixups the agent applied to the object (an array), or NULL. */

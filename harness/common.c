@@ -307,174 +307,6 @@ void print_timing(FILE *out, const struct session *s)
 		phase_ms(agent_start, job_end), phase_ms(job_end, s->exit_ns));
 }
 
-int program_failed(json_object *prog)
-{
-	const char *verdict = json_str(prog, "verdict");
-
-	return !verdict || strcmp(verdict, "accepted");
-}
-
-struct diag_log *program_log(struct session *s, json_object *prog, char **text)
-{
-	const char *log_file = json_str(prog, "log_file");
-	size_t len;
-
-	*text = NULL;
-	if (!log_file || session_read_file(s, log_file, text, &len))
-		return NULL;
-	return diag_parse(*text, len);
-}
-
-/*
- * Verdicts or messages that come from what UML lacks, not from the program:
- * an x86_64 kernel would differ.  Said plainly, so that nobody mistakes them
- * for the program's fault.  The first four come only from kernels without
- * kernel-patches 0002, 0003, 0015 and 0017.
- */
-static const struct {
-	const char *legacy;	/* substring of the legacy error line */
-	const char *note;
-} uml_only_verdicts[] = {
-	{ "JIT is required for calling kernel function",
-	  "this kernel has no BPF JIT and refuses kfunc calls before verifying; x86_64 would verify the program" },
-	{ "callbacks are not allowed in non-JITed programs",
-	  "this kernel's interpreter cannot run callbacks (bpf_loop, timers, for_each); x86_64 accepts them" },
-	{ "mixing of tail_calls and bpf-to-bpf calls",
-	  "only JITs support tail calls from programs with subprograms; x86_64 accepts this" },
-	{ "Can attach to only JITed progs",
-	  "freplace and fentry on BPF programs need JITed targets; UML's programs are interpreted" },
-	{ "JIT is required to use arena", "arena maps need a JIT; x86_64 would verify the program" },
-	{ "cannot use helper bpf_override_return",
-	  "bpf_override_return needs BPF_KPROBE_OVERRIDE (kprobes with function error "
-	  "injection), which UML cannot select; x86_64 accepts it" },
-	{ "kfunc 'bpf_wakeup_sources_",
-	  "the wakeup source kfuncs need PM_SLEEP; UML can suspend only without SMP, and bpfuml's "
-	  "UML is SMP (per-CPU variables in BTF as on x86_64); x86_64 has them" },
-	{ "in struct task_struct with off",
-	  "the offsets are those of UML's task_struct, whose layout differs from x86_64's "
-	  "(arch and config members); x86_64 gives the same verdict with its own offsets" },
-};
-
-/*
- * Programs libbpf could not load on UML because what they name exists only
- * on x86_64 (matched in libbpf's messages).
- */
-static const struct {
-	const char *message;	/* substring of libbpf's messages */
-	const char *note;
-} uml_only_not_loaded[] = {
-	{ "failed to find kernel BTF type ID of '__x64_sys_",
-	  "the attach target is an x86_64 syscall wrapper (__x64_sys_*); UML has no syscall "
-	  "wrappers (its syscalls are __se_sys_*), so x86_64 would load this program" },
-	{ "failed to find kernel BTF type ID of '__ia32_",
-	  "the attach target is an x86 ia32 syscall wrapper (__ia32_*), which UML does not have; "
-	  "x86_64 would load this program" },
-	{ "struct bpf_struct_ops_smc_hs_ctrl is not found in kernel BTF",
-	  "SMC (and its BPF handshake struct_ops) needs INFINIBAND, which UML cannot build "
-	  "(no DMA, no I/O memory); x86_64 would load this object" },
-};
-
-/*
- * What the kernel says when it refuses, after the verifier accepted it, a
- * program that only a JIT can run (bpf_fixup_call_args()).
- */
-static const char *const refused_after_verification[] = {
-	"program requires BPF JIT compiler but it is not available",
-	"tail_calls are not allowed in non-JITed programs with bpf-to-bpf calls",
-	"stack args are not supported in non-JITed programs",
-};
-
-bool verified_but_needs_jit(json_object *prog, const char *legacy_error)
-{
-	size_t i;
-
-	/* Refused by bpf_prog_select_runtime() once verified: ENOTSUPP. */
-	if (!legacy_error)
-		return json_int(prog, "errno", 0) == 524 &&
-		       !strcmp(json_str(prog, "verdict") ?: "", "rejected");
-	for (i = 0; i < sizeof(refused_after_verification) / sizeof(refused_after_verification[0]); i++)
-		if (strstr(legacy_error, refused_after_verification[i]))
-			return true;
-	return false;
-}
-
-const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
-{
-	const char *messages;
-	json_object *v;
-	size_t i;
-
-	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
-		return "UML lacks this program type (no perf events, kprobes or trampolines); "
-		       "x86_64 would load and verify it";
-	if (verified_but_needs_jit(prog, legacy_error))
-		return "the verifier accepted this program, as x86_64's would, but it needs the JIT "
-		       "to run (arena, bpf_throw, tail calls from subprograms, ...), and UML's BPF "
-		       "programs are interpreted, so UML refused to load it";
-	for (i = 0; legacy_error && i < sizeof(uml_only_verdicts) / sizeof(uml_only_verdicts[0]); i++)
-		if (strstr(legacy_error, uml_only_verdicts[i].legacy))
-			return uml_only_verdicts[i].note;
-	messages = json_str(prog, "libbpf_messages");
-	for (i = 0; messages && !legacy_error &&
-		    i < sizeof(uml_only_not_loaded) / sizeof(uml_only_not_loaded[0]); i++)
-		if (strstr(messages, uml_only_not_loaded[i].message))
-			return uml_only_not_loaded[i].note;
-	return NULL;
-}
-
-const char *uml_attach_impossible(json_object *prog)
-{
-	const char *type = json_str(prog, "type") ?: "", *section = json_str(prog, "section") ?: "";
-
-	if (!strcmp(type, "kprobe")) {
-		if (!strncmp(section, "uprobe", 6) || !strncmp(section, "uretprobe", 9) ||
-		    !strncmp(section, "usdt", 4))
-			return "UML has no uprobes (it selects no ARCH_SUPPORTS_UPROBES)";
-		if (strstr(section, ".multi") || strstr(section, ".session"))
-			return "multi-kprobes need fprobe, i.e. the function tracer, which UML lacks";
-		return "UML has no kprobes (it selects no HAVE_KPROBES), so there is no kprobe event "
-		       "to attach to; the program loads and verifies as on x86_64";
-	}
-	if (!strcmp(type, "tracing") && (!strncmp(section, "tp_btf", 6) || !strncmp(section, "iter", 4)))
-		return NULL;	/* raw tracepoints and iterators need no trampoline */
-	if (!strcmp(type, "tracing") || !strcmp(type, "lsm") || !strcmp(type, "struct_ops"))
-		return "BPF trampolines are machine code made by the JIT "
-		       "(arch_prepare_bpf_trampoline), and UML has no JIT: its BPF programs run "
-		       "in the interpreter; the program loads and verifies as on x86_64";
-	if (!strcmp(type, "ext"))
-		return "freplace patches the JITed code of its target, and UML's programs are "
-		       "interpreted, not JITed";
-	return NULL;
-}
-
-/* Fidelity notes compare UML with x86_64: on the x86_64 backend, none. */
-static bool session_is_uml(const struct session *s)
-{
-	return !s->backend || !strcmp(s->backend, "uml");
-}
-
-const char *not_loaded_reason(json_object *prog, char *buf, size_t size)
-{
-	const char *messages = json_str(prog, "libbpf_messages"), *line, *eol;
-	json_object *v;
-
-	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
-		return "this kernel does not support the program type";
-	/* A map libbpf could not create, or an extern (a kfunc of a module
-	 * that is not loaded) it could not find, is named in its messages. */
-	for (line = messages; line && *line; line = *eol ? eol + 1 : eol) {
-		eol = strchrnul(line, '\n');
-		if (memmem(line, eol - line, "failed to create", 16) ||
-		    memmem(line, eol - line, "not found in kernel or module BTFs", 34)) {
-			if (!strncmp(line, "libbpf: ", 8))
-				line += 8;
-			snprintf(buf, size, "%.*s", (int)(eol - line), line);
-			return buf;
-		}
-	}
-	return json_str(prog, "error") ?: "unknown";
-}
-
 void print_no_report(FILE *out, const struct diag_log *log)
 {
 	fprintf(out, "  (the kernel printed no structured report for this failure)\n");
@@ -503,32 +335,26 @@ static void print_stats(FILE *out, const struct diag_log *log)
 
 void print_program(FILE *out, struct session *s, json_object *prog, const struct common_opts *opts)
 {
-	const char *verdict = json_str(prog, "verdict") ?: "?";
 	const char *messages = json_str(prog, "libbpf_messages");
 	bool color = opts->color;
-	struct diag_log *log;
-	char reason[512];
-	const char *note;
-	bool needs_jit;
-	char *text;
+	struct program_verdict v;
 
-	log = program_log(s, prog, &text);
-	needs_jit = verified_but_needs_jit(prog, log ? log->legacy_error : NULL);
+	program_verdict_init(&v, s, prog);
 	/* Names, section, type and verdict come from the guest and the object. */
 	fputs(color ? "\033[1m" : "", out);
-	term_puts(out, json_str(prog, "name"));
+	term_puts(out, v.name);
 	fprintf(out, "%s (", color ? "\033[0m" : "");
 	term_puts(out, json_str(prog, "section"));
 	fputs(", type ", out);
 	term_puts(out, json_str(prog, "type"));
-	fprintf(out, "): %s", color ? (!strcmp(verdict, "accepted") ? "\033[1;32m" :
-				     needs_jit ? "\033[1;33m" : "\033[1;31m") : "");
-	term_puts(out, !strcmp(verdict, "not_loaded") ? "could not be loaded" :
-		       needs_jit ? "verified, but refused afterwards (needs a JIT)" : verdict);
+	fprintf(out, "): %s", color ? (v.accepted ? "\033[1;32m" :
+				     v.needs_jit ? "\033[1;33m" : "\033[1;31m") : "");
+	term_puts(out, v.not_loaded ? "could not be loaded" :
+		       v.needs_jit ? "verified, but refused afterwards (needs a JIT)" : v.verdict);
 	fputs(color ? "\033[0m" : "", out);
-	if (!strcmp(verdict, "not_loaded")) {
+	if (v.not_loaded) {
 		fputs(": ", out);
-		term_puts(out, not_loaded_reason(prog, reason, sizeof(reason)));
+		term_puts(out, v.not_loaded);
 	}
 	fputc('\n', out);
 
@@ -536,27 +362,26 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 		fprintf(out, "  note: the verifier log did not fit in %lld MiB: only its last part is "
 			"kept; the verdict comes from a load that logged statistics only\n",
 			json_int(prog, "log_buffer", 0) >> 20);
-	note = session_is_uml(s) ? uml_fidelity_note(prog, log ? log->legacy_error : NULL) : NULL;
-	if (!strcmp(verdict, "rejected") && log) {
-		if (log->legacy_error) {
+	if (!strcmp(v.verdict, "rejected") && v.log) {
+		if (v.log->legacy_error) {
 			fputs("  error: ", out);
-			term_puts(out, log->legacy_error);
+			term_puts(out, v.log->legacy_error);
 			fputc('\n', out);
 		}
-		print_stats(out, log);
-		if (log->has_report) {
-			diag_print_human(out, log, color);
+		print_stats(out, v.log);
+		if (v.log->has_report) {
+			diag_print_human(out, v.log, color);
 		} else {
-			print_no_report(out, log);
+			print_no_report(out, v.log);
 		}
-	} else if (!strcmp(verdict, "accepted")) {
-		print_stats(out, log);
+	} else if (v.accepted) {
+		print_stats(out, v.log);
 	}
-	if (note)
+	if (v.uml_note)
 		fprintf(out, "  %snote: UML differs from x86_64 here: %s%s\n", color ? "\033[1;33m" : "",
-			note, color ? "\033[0m" : "");
+			v.uml_note, color ? "\033[0m" : "");
 	/* For a rejection the verifier's log speaks; libbpf explains the rest. */
-	if (!strcmp(verdict, "not_loaded") && messages && *messages) {
+	if (v.not_loaded && messages && *messages) {
 		const char *line = messages;
 
 		fprintf(out, "  libbpf said:\n");
@@ -569,8 +394,7 @@ void print_program(FILE *out, struct session *s, json_object *prog, const struct
 			line = *eol ? eol + 1 : eol;
 		}
 	}
-	diag_free(log);
-	free(text);
+	program_verdict_free(&v);
 }
 
 json_object *program_json(struct session *s, json_object *prog)
@@ -580,29 +404,23 @@ json_object *program_json(struct session *s, json_object *prog)
 		"name", "section", "type", "verdict", "load", "errno", "error",
 		"type_unsupported", "libbpf_messages", "log_bytes", "log_buffer", "log_truncated",
 	};
-	struct diag_log *log;
+	struct program_verdict v;
 	json_object *value;
-	const char *note;
-	char *text;
 	size_t i;
 
 	for (i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
 		if (json_object_object_get_ex(prog, copied[i], &value))
 			json_object_object_add(out, copied[i], json_object_get(value));
-	log = program_log(s, prog, &text);
-	note = session_is_uml(s) ? uml_fidelity_note(prog, log ? log->legacy_error : NULL) : NULL;
-	json_object_object_add(out, "uml_fidelity_note", note ? json_object_new_string(note) : NULL);
-	json_object_object_add(out, "verified", json_object_new_boolean(
-		!strcmp(json_str(prog, "verdict") ?: "", "accepted") ||
-		verified_but_needs_jit(prog, log ? log->legacy_error : NULL)));
-	if (log) {
-		json_object_object_add(out, "diagnostics", diag_to_json(log));
-		json_object_object_add(out, "log", json_object_new_string(text));
+	program_verdict_init(&v, s, prog);
+	json_object_object_add(out, "uml_fidelity_note", v.uml_note ? json_object_new_string(v.uml_note) : NULL);
+	json_object_object_add(out, "verified", json_object_new_boolean(v.verified));
+	if (v.log) {
+		json_object_object_add(out, "diagnostics", diag_to_json(v.log));
+		json_object_object_add(out, "log", json_object_new_string(v.log_text));
 	} else {
 		json_object_object_add(out, "diagnostics", NULL);
 		json_object_object_add(out, "log", json_object_new_string(""));
 	}
-	diag_free(log);
-	free(text);
+	program_verdict_free(&v);
 	return out;
 }

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/* verdict.c — a program's verdict as the host states it (verdict.h): the
+ * one place that decides "needs a JIT", the UML fidelity notes and the
+ * reason a program could not be loaded.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpfuml.h"
+#include "diag.h"
+#include "verdict.h"
+
+int program_failed(json_object *prog)
+{
+	const char *verdict = json_str(prog, "verdict");
+
+	return !verdict || strcmp(verdict, "accepted");
+}
+
+struct diag_log *program_log(struct session *s, json_object *prog, char **text)
+{
+	const char *log_file = json_str(prog, "log_file");
+	size_t len;
+
+	*text = NULL;
+	if (!log_file || session_read_file(s, log_file, text, &len))
+		return NULL;
+	return diag_parse(*text, len);
+}
+
+/*
+ * Verdicts or messages that come from what UML lacks, not from the program:
+ * an x86_64 kernel would differ.  Said plainly, so that nobody mistakes them
+ * for the program's fault.  The first four come only from kernels without
+ * kernel-patches 0002, 0003, 0015 and 0017.
+ */
+static const struct {
+	const char *legacy;	/* substring of the legacy error line */
+	const char *note;
+} uml_only_verdicts[] = {
+	{ "JIT is required for calling kernel function",
+	  "this kernel has no BPF JIT and refuses kfunc calls before verifying; x86_64 would verify the program" },
+	{ "callbacks are not allowed in non-JITed programs",
+	  "this kernel's interpreter cannot run callbacks (bpf_loop, timers, for_each); x86_64 accepts them" },
+	{ "mixing of tail_calls and bpf-to-bpf calls",
+	  "only JITs support tail calls from programs with subprograms; x86_64 accepts this" },
+	{ "Can attach to only JITed progs",
+	  "freplace and fentry on BPF programs need JITed targets; UML's programs are interpreted" },
+	{ "JIT is required to use arena", "arena maps need a JIT; x86_64 would verify the program" },
+	{ "cannot use helper bpf_override_return",
+	  "bpf_override_return needs BPF_KPROBE_OVERRIDE (kprobes with function error "
+	  "injection), which UML cannot select; x86_64 accepts it" },
+	{ "kfunc 'bpf_wakeup_sources_",
+	  "the wakeup source kfuncs need PM_SLEEP; UML can suspend only without SMP, and bpfuml's "
+	  "UML is SMP (per-CPU variables in BTF as on x86_64); x86_64 has them" },
+	{ "in struct task_struct with off",
+	  "the offsets are those of UML's task_struct, whose layout differs from x86_64's "
+	  "(arch and config members); x86_64 gives the same verdict with its own offsets" },
+};
+
+/*
+ * Programs libbpf could not load on UML because what they name exists only
+ * on x86_64 (matched in libbpf's messages).
+ */
+static const struct {
+	const char *message;	/* substring of libbpf's messages */
+	const char *note;
+} uml_only_not_loaded[] = {
+	{ "failed to find kernel BTF type ID of '__x64_sys_",
+	  "the attach target is an x86_64 syscall wrapper (__x64_sys_*); UML has no syscall "
+	  "wrappers (its syscalls are __se_sys_*), so x86_64 would load this program" },
+	{ "failed to find kernel BTF type ID of '__ia32_",
+	  "the attach target is an x86 ia32 syscall wrapper (__ia32_*), which UML does not have; "
+	  "x86_64 would load this program" },
+	{ "struct bpf_struct_ops_smc_hs_ctrl is not found in kernel BTF",
+	  "SMC (and its BPF handshake struct_ops) needs INFINIBAND, which UML cannot build "
+	  "(no DMA, no I/O memory); x86_64 would load this object" },
+};
+
+/*
+ * What the kernel says when it refuses, after the verifier accepted it, a
+ * program that only a JIT can run (bpf_fixup_call_args()).
+ */
+static const char *const refused_after_verification[] = {
+	"program requires BPF JIT compiler but it is not available",
+	"tail_calls are not allowed in non-JITed programs with bpf-to-bpf calls",
+	"stack args are not supported in non-JITed programs",
+};
+
+bool verified_but_needs_jit(json_object *prog, const char *legacy_error)
+{
+	size_t i;
+
+	/* Refused by bpf_prog_select_runtime() once verified: ENOTSUPP. */
+	if (!legacy_error)
+		return json_int(prog, "errno", 0) == 524 &&
+		       !strcmp(json_str(prog, "verdict") ?: "", "rejected");
+	for (i = 0; i < sizeof(refused_after_verification) / sizeof(refused_after_verification[0]); i++)
+		if (strstr(legacy_error, refused_after_verification[i]))
+			return true;
+	return false;
+}
+
+const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
+{
+	const char *messages;
+	json_object *v;
+	size_t i;
+
+	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
+		return "UML lacks this program type (no perf events, kprobes or trampolines); "
+		       "x86_64 would load and verify it";
+	if (verified_but_needs_jit(prog, legacy_error))
+		return "the verifier accepted this program, as x86_64's would, but it needs the JIT "
+		       "to run (arena, bpf_throw, tail calls from subprograms, ...), and UML's BPF "
+		       "programs are interpreted, so UML refused to load it";
+	for (i = 0; legacy_error && i < sizeof(uml_only_verdicts) / sizeof(uml_only_verdicts[0]); i++)
+		if (strstr(legacy_error, uml_only_verdicts[i].legacy))
+			return uml_only_verdicts[i].note;
+	messages = json_str(prog, "libbpf_messages");
+	for (i = 0; messages && !legacy_error &&
+		    i < sizeof(uml_only_not_loaded) / sizeof(uml_only_not_loaded[0]); i++)
+		if (strstr(messages, uml_only_not_loaded[i].message))
+			return uml_only_not_loaded[i].note;
+	return NULL;
+}
+
+const char *uml_attach_impossible(json_object *prog)
+{
+	const char *type = json_str(prog, "type") ?: "", *section = json_str(prog, "section") ?: "";
+
+	if (!strcmp(type, "kprobe")) {
+		if (!strncmp(section, "uprobe", 6) || !strncmp(section, "uretprobe", 9) ||
+		    !strncmp(section, "usdt", 4))
+			return "UML has no uprobes (it selects no ARCH_SUPPORTS_UPROBES)";
+		if (strstr(section, ".multi") || strstr(section, ".session"))
+			return "multi-kprobes need fprobe, i.e. the function tracer, which UML lacks";
+		return "UML has no kprobes (it selects no HAVE_KPROBES), so there is no kprobe event "
+		       "to attach to; the program loads and verifies as on x86_64";
+	}
+	if (!strcmp(type, "tracing") && (!strncmp(section, "tp_btf", 6) || !strncmp(section, "iter", 4)))
+		return NULL;	/* raw tracepoints and iterators need no trampoline */
+	if (!strcmp(type, "tracing") || !strcmp(type, "lsm") || !strcmp(type, "struct_ops"))
+		return "BPF trampolines are machine code made by the JIT "
+		       "(arch_prepare_bpf_trampoline), and UML has no JIT: its BPF programs run "
+		       "in the interpreter; the program loads and verifies as on x86_64";
+	if (!strcmp(type, "ext"))
+		return "freplace patches the JITed code of its target, and UML's programs are "
+		       "interpreted, not JITed";
+	return NULL;
+}
+
+/* Fidelity notes compare UML with x86_64: on the x86_64 backend, none. */
+static bool session_is_uml(const struct session *s)
+{
+	return !s->backend || !strcmp(s->backend, "uml");
+}
+
+/* The most telling reason PROG (verdict not_loaded) never reached the
+ * verifier. */
+const char *not_loaded_reason(json_object *prog, char *buf, size_t size)
+{
+	const char *messages = json_str(prog, "libbpf_messages"), *line, *eol;
+	json_object *v;
+
+	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
+		return "this kernel does not support the program type";
+	/* A map libbpf could not create, or an extern (a kfunc of a module
+	 * that is not loaded) it could not find, is named in its messages. */
+	for (line = messages; line && *line; line = *eol ? eol + 1 : eol) {
+		eol = strchrnul(line, '\n');
+		if (memmem(line, eol - line, "failed to create", 16) ||
+		    memmem(line, eol - line, "not found in kernel or module BTFs", 34)) {
+			if (!strncmp(line, "libbpf: ", 8))
+				line += 8;
+			snprintf(buf, size, "%.*s", (int)(eol - line), line);
+			return buf;
+		}
+	}
+	return json_str(prog, "error") ?: "unknown";
+}
+
+void program_verdict_init(struct program_verdict *v, struct session *s, json_object *prog)
+{
+	const char *legacy;
+
+	memset(v, 0, sizeof(*v));
+	v->prog = prog;
+	v->name = json_str(prog, "name") ?: "?";
+	v->verdict = json_str(prog, "verdict") ?: "?";
+	v->accepted = !strcmp(v->verdict, "accepted");
+	v->log = program_log(s, prog, &v->log_text);
+	legacy = v->log ? v->log->legacy_error : NULL;
+	v->needs_jit = verified_but_needs_jit(prog, legacy);
+	v->verified = v->accepted || v->needs_jit;
+	v->uml_note = session_is_uml(s) ? uml_fidelity_note(prog, legacy) : NULL;
+	if (!strcmp(v->verdict, "not_loaded"))
+		v->not_loaded = not_loaded_reason(prog, v->reason, sizeof(v->reason));
+}
+
+void program_verdict_free(struct program_verdict *v)
+{
+	diag_free(v->log);
+	free(v->log_text);
+	v->log = NULL;
+	v->log_text = NULL;
+}
