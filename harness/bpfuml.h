@@ -81,15 +81,29 @@ int output_finish(int code);
 int stage_object(struct session *s, const struct bpfuml_paths *paths,
 		 const struct common_opts *opts, const char *file, const char *name);
 
+/* The start of a one-guest command: the build directory found, a run
+ * directory made (kept with --keep), the signal handlers in place.
+ * EXIT_OK, or the failure reported and its code. */
+int open_guest_session(struct session *s, struct bpfuml_paths *paths, const struct common_opts *opts);
+
+/* The agent's "exec" job (agent_exec.c): PROGRAM with ARGS (NULL-ended)
+ * run in the guest's CWD, its stdout and stderr into the run directory's
+ * OUTPUT, killed after TIMEOUT_S.  Its host deadline wants EXEC_REPORT_S
+ * more: the time the agent takes to say it killed the program. */
+#define EXEC_REPORT_S 30
+/* The run directory as the guest sees it (the agent's AGENT_RUN_DIR). */
+#define GUEST_RUN_DIR "/tmp/run"
+json_object *exec_job(const char *cwd, const char *output, int timeout_s, const char *program,
+		      const char *const *args);
+
 /* What must hold before any guest boots: its kernel and agent built, paths
  * its command line can carry, a way to confine it.  EXIT_OK, or the
  * failure reported (fail()) and its exit code. */
 int guest_can_boot(const struct session *s, const struct bpfuml_paths *paths,
 		   const struct common_opts *opts);
 /* The one mapping of a session's outcome to an exit code: EXIT_OK when the
- * guest answered, otherwise the failure reported and its code.  ERR is
- * what session_start() or session_run() returned. */
-int guest_failure(const struct common_opts *opts, const struct session *s, int err);
+ * guest answered, otherwise the failure reported and its code. */
+int guest_failure(const struct common_opts *opts, const struct session *s);
 /* guest_can_boot(), room for it, session_run(), guest_failure(). */
 int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	       const struct common_opts *opts, json_object *job);

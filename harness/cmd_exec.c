@@ -26,8 +26,6 @@ enum { OPT_FILE = 0x300 };
 
 #define EXEC_OUTPUT "exec.out"	/* the program's stdout and stderr */
 #define EXEC_FILES_MAX 64
-/* Time the agent needs after the program's deadline to say so. */
-#define EXEC_REPORT_S 30
 
 /* Names the run directory has already. */
 static bool name_taken(const char *name)
@@ -118,7 +116,7 @@ int cmd_exec(int argc, char **argv)
 	char program[PATH_MAX], base[PATH_MAX];
 	size_t n_files = 0, i;
 	struct bpfuml_paths paths;
-	json_object *job, *args;
+	json_object *job;
 	struct session s;
 	int c, code, err;
 
@@ -156,12 +154,9 @@ int cmd_exec(int argc, char **argv)
 			return fail(&opts, EXIT_USAGE, "input", "--file %s: the run directory's own %s has "
 				    "that name; copy it under another name first", files[i], basename(base));
 	}
-	if (paths_init(&paths))
-		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
-	if (session_create(&s))
-		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
-	s.keep = opts.keep;
-	session_install_signal_handlers();
+	code = open_guest_session(&s, &paths, &opts);
+	if (code != EXIT_OK)
+		return code;
 
 	code = EXIT_OK;
 	for (i = 0; i < n_files && code == EXIT_OK; i++) {
@@ -170,16 +165,9 @@ int cmd_exec(int argc, char **argv)
 		if (err)
 			code = fail(&opts, EXIT_USAGE, "input", "--file %s: %s", files[i], strerror(-err));
 	}
-	job = json_object_new_object();
-	args = json_object_new_array();
-	json_object_array_add(args, json_object_new_string(program));
-	for (i = optind + 1; i < (size_t)argc; i++)
-		json_object_array_add(args, json_object_new_string(argv[i]));
-	json_object_object_add(job, "command", json_object_new_string("exec"));
-	json_object_object_add(job, "argv", args);
-	json_object_object_add(job, "cwd", json_object_new_string("/tmp/run"));	/* AGENT_RUN_DIR */
-	json_object_object_add(job, "output", json_object_new_string(EXEC_OUTPUT));
-	json_object_object_add(job, "timeout_s", json_object_new_int(opts.timeout_s));
+	/* argv[argc] is NULL: PROGRAM's arguments end there. */
+	job = exec_job(GUEST_RUN_DIR, EXEC_OUTPUT, opts.timeout_s, program,
+		       (const char *const *)argv + optind + 1);
 	/* The program has --timeout; the guest, time to report it on top. */
 	host_opts = opts;
 	host_opts.timeout_s = opts.timeout_s + EXEC_REPORT_S;

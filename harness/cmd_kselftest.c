@@ -7,15 +7,15 @@
  * into batches, and up to -j guests run one batch each at a time (a batch
  * whose guest dies or times out costs only its own tests, reported as
  * errors).  One loop, on the session engine (session.h), starts the guests,
- * waits for any of them and collects each as it ends.  Each guest runs `test_progs -a @batch -d @DENYLIST.uml -J ...`
- * with the guest agent's exec job; per-test results come from test_progs'
- * own "#N name:STATUS" lines and its -J summary (failure logs).
+ * waits for any of them and collects each as it ends.  Each guest runs
+ * `test_progs -a @batch -d @DENYLIST.uml -J ...` with the guest agent's exec
+ * job; per-test results come from test_progs' own "#N name:STATUS" lines and
+ * its -J summary (failure logs).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +52,6 @@ enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, O
 #define KS_FATAL_GRACE_S 10
 static const char *const ks_fatal_output[] = { "Caught signal #", "terminating with SIGSEGV" };
 #define MAX_SHARDS 1024
-#define GUEST_RUN_DIR "/tmp/run"	/* AGENT_RUN_DIR */
 
 struct ks_opts {
 	struct common_opts common;
@@ -104,24 +103,6 @@ static int shard_timeout(const struct ks_opts *o, const struct shard *sh)
 	return o->common.timeout_s;
 }
 
-static json_object *exec_job(const char *cwd, const char *output, int timeout_s, ...)
-{
-	json_object *job = json_object_new_object(), *argv = json_object_new_array();
-	const char *arg;
-	va_list ap;
-
-	va_start(ap, timeout_s);
-	while ((arg = va_arg(ap, const char *)))
-		json_object_array_add(argv, json_object_new_string(arg));
-	va_end(ap);
-	json_object_object_add(job, "command", json_object_new_string("exec"));
-	json_object_object_add(job, "argv", argv);
-	json_object_object_add(job, "cwd", json_object_new_string(cwd));
-	json_object_object_add(job, "output", json_object_new_string(output));
-	json_object_object_add(job, "timeout_s", json_object_new_int(timeout_s));
-	return job;
-}
-
 /* ---- listing ------------------------------------------------------------- */
 
 static int list_tests(const struct bpfuml_paths *paths, const struct ks_opts *o,
@@ -140,8 +121,9 @@ static int list_tests(const struct bpfuml_paths *paths, const struct ks_opts *o,
 	s.mem_mb = o->mem_mb;
 	s.cpus = o->cpus;
 	s.keep = o->common.keep;
-	job = o->filter ? exec_job(dir, "list.out", KS_LIST_TIMEOUT_S, test_progs, "-l", "-t", o->filter, NULL)
-			: exec_job(dir, "list.out", KS_LIST_TIMEOUT_S, test_progs, "-l", NULL);
+	job = exec_job(dir, "list.out", KS_LIST_TIMEOUT_S, test_progs,
+		       o->filter ? (const char *const[]){ "-l", "-t", o->filter, NULL }
+				 : (const char *const[]){ "-l", NULL });
 	err = boot_guest(&s, paths, &o->common, job);
 	json_object_put(job);
 	if (err == EXIT_OK && session_read_file(&s, "list.out", &out, NULL))
@@ -205,7 +187,7 @@ static void add_not_built(const struct ks_opts *o, const char *dir, char ***name
 /* The host's deadline for a shard: the guest's own, and time to report it. */
 static int host_timeout(const struct ks_opts *o, const struct shard *sh)
 {
-	return shard_timeout(o, sh) + 30;
+	return shard_timeout(o, sh) + EXEC_REPORT_S;
 }
 
 /* Create SH's run directory, write its job and boot its guest.  An exit
@@ -249,8 +231,8 @@ static int shard_start(struct shard *sh, const struct bpfuml_paths *paths, const
 		snprintf(json_path, sizeof(json_path), "%s/summary.json", GUEST_RUN_DIR);
 		snprintf(allow, sizeof(allow), "@%s/allow.txt", GUEST_RUN_DIR);
 		snprintf(deny, sizeof(deny), "@%s/deny.txt", GUEST_RUN_DIR);
-		job = exec_job(dir, "output.txt", timeout_s, runner, "-a", allow, "-d", deny,
-			       "-J", json_path, NULL);
+		job = exec_job(dir, "output.txt", timeout_s, runner,
+			       (const char *const[]){ "-a", allow, "-d", deny, "-J", json_path, NULL });
 		json_object *fatal = json_object_new_array();
 
 		for (size_t f = 0; f < sizeof(ks_fatal_output) / sizeof(ks_fatal_output[0]); f++)
@@ -258,19 +240,13 @@ static int shard_start(struct shard *sh, const struct bpfuml_paths *paths, const
 		json_object_object_add(job, "fatal_output", fatal);
 		json_object_object_add(job, "fatal_grace_s", json_object_new_int(KS_FATAL_GRACE_S));
 	} else {
-		job = exec_job(dir, "output.txt", timeout_s, runner, NULL);
+		job = exec_job(dir, "output.txt", timeout_s, runner, (const char *const[]){ NULL });
 	}
 	if (o->common.test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(o->common.test_fault));
-	err = session_start(s, paths, job, host_timeout(o, sh));
+	/* A guest that fails to start is collected as any other. */
+	session_start(s, paths, job, host_timeout(o, sh));
 	json_object_put(job);
-	if (err) {
-		/* Its outcome, collected as any other guest's. */
-		const char *category;
-
-		free(s->trouble);
-		s->trouble = session_failure_text(s, host_timeout(o, sh), err, &category);
-	}
 	return EXIT_OK;
 }
 
@@ -339,8 +315,7 @@ static void collect_shard(struct ks_results *r, struct shard *sh, struct shard *
 
 	session_read_file(s, "output.txt", &out, NULL);
 	if (s->status != SESSION_OK)
-		trouble = s->status == SESSION_START_FAILED && s->trouble ? strdup(s->trouble) :
-			  session_failure_text(s, host_timeout_s, 0, &category);
+		trouble = session_failure_text(s, host_timeout_s, &category);
 	if (!strcmp(sh->runner, "test_progs")) {
 		if (!trouble)
 			trouble = runner_trouble(s->result, sh_timeout);
@@ -437,7 +412,7 @@ static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_resu
 		}
 		if (code != EXIT_OK || (session_interrupted && !n_running))
 			break;
-		session_wait_any(running, n_running, -1);
+		session_wait_any(running, n_running);
 		for (i = 0; i < n_running; i++) {
 			struct shard *sh = (struct shard *)((char *)running[i] -
 							    offsetof(struct shard, session));

@@ -215,11 +215,9 @@ int cmd_probe(int argc, char **argv)
 	common_finish(&opts);
 	if (optind != argc)
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml probe [--backend uml|qemu] [--json]");
-	if (paths_init(&paths))
-		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
-	if (session_create(&s))
-		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
-	s.keep = opts.keep;
+	code = open_guest_session(&s, &paths, &opts);
+	if (code != EXIT_OK)
+		return code;
 	if (s.keep)
 		fprintf(stderr, "bpfuml: run directory kept: %s\n", s.run_dir);
 	/* Twice a verify's memory: the probe's programs and maps (4 GiB arenas
@@ -227,7 +225,6 @@ int cmd_probe(int argc, char **argv)
 	 * which lags behind beside a kernel build; in 512 MiB a probe ran out
 	 * of memory there ("System is deadlocked on memory"; issue 16). */
 	s.mem_mb = 2 * SESSION_MEM_MB;
-	session_install_signal_handlers();
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("probe"));
 	rows = json_object_new_array();

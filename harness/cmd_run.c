@@ -257,12 +257,9 @@ int cmd_run(int argc, char **argv)
 		return fail(&opts, EXIT_USAGE, "input", "--data-in %s: %s", data_in, strerror(errno));
 	if (ctx_in && access(ctx_in, R_OK))
 		return fail(&opts, EXIT_USAGE, "input", "--ctx-in %s: %s", ctx_in, strerror(errno));
-	if (paths_init(&paths))
-		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
-	if (session_create(&s))
-		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
-	s.keep = opts.keep;
-	session_install_signal_handlers();
+	code = open_guest_session(&s, &paths, &opts);
+	if (code != EXIT_OK)
+		return code;
 
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("run"));

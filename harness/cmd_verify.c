@@ -310,16 +310,11 @@ int cmd_verify(int argc, char **argv)
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml verify FILE... [--prog NAME]... "
 			    "[--log-level 1|2] [--json] (--prog with one FILE only); see bpfuml help verify");
 	}
-	if (paths_init(&paths)) {
+	code = open_guest_session(&s, &paths, &opts);
+	if (code != EXIT_OK) {
 		json_object_put(wanted);
-		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
+		return code;
 	}
-	if (session_create(&s)) {
-		json_object_put(wanted);
-		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
-	}
-	s.keep = opts.keep;
-	session_install_signal_handlers();
 
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("verify"));

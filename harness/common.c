@@ -190,6 +190,33 @@ int check_space(const struct common_opts *opts, const char *dir, unsigned int gu
 		    who, need, dir, guests > 1 ? "each: its " : "its ", what, avail, hint ?: "");
 }
 
+int open_guest_session(struct session *s, struct bpfuml_paths *paths, const struct common_opts *opts)
+{
+	if (paths_init(paths))
+		return fail(opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
+	if (session_create(s))
+		return fail(opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
+	s->keep = opts->keep;
+	session_install_signal_handlers();
+	return EXIT_OK;
+}
+
+json_object *exec_job(const char *cwd, const char *output, int timeout_s, const char *program,
+		      const char *const *args)
+{
+	json_object *job = json_object_new_object(), *argv = json_object_new_array();
+
+	json_object_array_add(argv, json_object_new_string(program));
+	for (; *args; args++)
+		json_object_array_add(argv, json_object_new_string(*args));
+	json_object_object_add(job, "command", json_object_new_string("exec"));
+	json_object_object_add(job, "argv", argv);
+	json_object_object_add(job, "cwd", json_object_new_string(cwd));
+	json_object_object_add(job, "output", json_object_new_string(output));
+	json_object_object_add(job, "timeout_s", json_object_new_int(timeout_s));
+	return job;
+}
+
 int guest_can_boot(const struct session *s, const struct bpfuml_paths *paths,
 		   const struct common_opts *opts)
 {
@@ -220,7 +247,7 @@ int guest_can_boot(const struct session *s, const struct bpfuml_paths *paths,
 	return EXIT_OK;
 }
 
-int guest_failure(const struct common_opts *opts, const struct session *s, int err)
+int guest_failure(const struct common_opts *opts, const struct session *s)
 {
 	const char *category;
 	char *text;
@@ -228,7 +255,7 @@ int guest_failure(const struct common_opts *opts, const struct session *s, int e
 
 	if (s->status == SESSION_OK)
 		return EXIT_OK;
-	text = session_failure_text(s, opts->timeout_s, err, &category);
+	text = session_failure_text(s, opts->timeout_s, &category);
 	code = fail(opts, s->status == SESSION_INTERRUPTED ? EXIT_INTERRUPTED : EXIT_INFRA, category,
 		    "%s", text ?: category);
 	free(text);
@@ -254,8 +281,8 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	s->backend = opts->backend;
 	if (opts->test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));
-	err = session_run(s, paths, job, opts->timeout_s);
-	return guest_failure(opts, s, err);
+	session_run(s, paths, job, opts->timeout_s);
+	return guest_failure(opts, s);
 }
 
 /* Guest and host both read CLOCK_REALTIME; UML's is the host's. */

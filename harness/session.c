@@ -448,8 +448,8 @@ static long long mono_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-int session_start(struct session *s, const struct bpfuml_paths *paths, json_object *job,
-		  int timeout_s)
+static int start(struct session *s, const struct bpfuml_paths *paths, json_object *job,
+		 int timeout_s)
 {
 	const char *backend = s->backend ?: "uml";
 	VM_OPTS(opts, .kernel = strcmp(backend, "qemu") ? paths->kernel : paths->qemu_kernel,
@@ -479,6 +479,13 @@ int session_start(struct session *s, const struct bpfuml_paths *paths, json_obje
 	s->running = true;
 	s->deadline_ms = mono_ms() + timeout_s * 1000LL;
 	return 0;
+}
+
+int session_start(struct session *s, const struct bpfuml_paths *paths, json_object *job,
+		  int timeout_s)
+{
+	s->start_err = start(s, paths, job, timeout_s);
+	return s->start_err;
 }
 
 static void session_ended(struct session *s, enum session_status status)
@@ -522,10 +529,10 @@ bool session_poll(struct session *s)
 	return true;
 }
 
-void session_wait_any(struct session *const *ss, size_t n, int max_ms)
+void session_wait_any(struct session *const *ss, size_t n)
 {
 	struct pollfd pfd[n * VM_POLL_FDS + 1];
-	long long now = mono_ms(), wait_ms = max_ms < 0 ? INT_MAX : max_ms;
+	long long now = mono_ms(), wait_ms = INT_MAX;
 	size_t i;
 	int nfd = 0;
 
@@ -549,11 +556,11 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 	if (err)
 		return err;
 	while (!session_poll(s))
-		session_wait_any(&s, 1, -1);
+		session_wait_any(&s, 1);
 	return s->status == SESSION_INTERRUPTED ? -EINTR : 0;
 }
 
-char *session_failure_text(const struct session *s, int timeout_s, int err, const char **category)
+char *session_failure_text(const struct session *s, int timeout_s, const char **category)
 {
 	const char *trouble = s->trouble ?: "";
 	char *text = NULL;
@@ -590,7 +597,8 @@ char *session_failure_text(const struct session *s, int timeout_s, int err, cons
 	case SESSION_START_FAILED:
 	default:
 		*category = "infrastructure";
-		n = asprintf(&text, "cannot start the guest: %s", strerror(err < 0 ? -err : EIO));
+		n = asprintf(&text, "cannot start the guest: %s",
+			     strerror(s->start_err < 0 ? -s->start_err : EIO));
 	}
 	return n < 0 ? NULL : text;
 }

@@ -47,6 +47,7 @@ struct session {
 	/* The engine's own. */
 	bool running;			/* started and not yet ended */
 	long long deadline_ms;		/* CLOCK_MONOTONIC */
+	int start_err;			/* -errno when SESSION_START_FAILED */
 	char command[16];		/* the job's, for its result's rules */
 	struct session *next_live;	/* the signal handler's list */
 };
@@ -79,15 +80,15 @@ int session_start(struct session *s, const struct bpfuml_paths *paths, json_obje
  * console scanned, with s->status saying how. */
 bool session_poll(struct session *s);
 /* Sleep until one of the N sessions (running or not) may have news, a
- * signal came, or MAX_MS passed (-1: no limit but their deadlines). */
-void session_wait_any(struct session *const *ss, size_t n, int max_ms);
+ * deadline of theirs passed, or a signal came. */
+void session_wait_any(struct session *const *ss, size_t n);
 /* session_start(), then session_poll() until the guest has ended. */
 int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,
 		int timeout_s);
 /* What went wrong, for a session that ended other than SESSION_OK: a
  * category ("timeout", "kernel", ...) and a message (malloc'd) saying it
- * with the console lines that explain it.  ERR is session_start()'s. */
-char *session_failure_text(const struct session *s, int timeout_s, int err, const char **category);
+ * with the console lines that explain it. */
+char *session_failure_text(const struct session *s, int timeout_s, const char **category);
 /* Read a file the guest wrote (NUL-terminated), as guest_file_read() does:
  * no symbolic link, nothing but a regular file within guest_file_cap(). */
 int session_read_file(struct session *s, const char *name, char **buf, size_t *len);
