@@ -3,19 +3,31 @@
 # then run build/bin/bpfuml with the given arguments.
 #   ./run.sh verify prog.bpf.o      ./run.sh help
 set -euo pipefail
-top=$(cd "$(dirname "$0")" && pwd)
+# One fork for the directory (no dirname): the check below is counted in
+# milliseconds, and each fork and exec costs about one.
+case $0 in */*) top=$(cd "${0%/*}" && pwd) ;; *) top=$(pwd) ;; esac
 stamp=$top/build/.run-stamp
+
+# The toolchain's binaries, looked up in PATH with builtins (no `type -P`
+# in a command substitution: a fork).
+toolchain=
+for tool in gcc clang-19; do
+	IFS=: read -ra dirs <<<"$PATH"
+	for d in "${dirs[@]}"; do
+		if [ -x "${d:-.}/$tool" ]; then toolchain+=" ${d:-.}/$tool"; break; fi
+	done
+done
 
 # What `make all` is made from, one line per file (path, size, mtime; the
 # toolchain's binaries through their links), and the variables the Makefile
 # reads.  When it equals the stamp of the last successful make and the
 # outputs exist, nothing needs building and make (~1.5 s with its kernel and
-# package checks) is not run at all.  Builtins and one find: a check costs
+# package checks) is not run at all.  One find and builtins: a check costs
 # milliseconds.
 inputs() {
 	find -H "$top/Makefile" "$top/harness" "$top/scripts" "$top/kernel-patches" "$top/uml-config" \
 		"$top/progs" "$top/tests/progs" "$top/tests/smoke" "$top/tests/rhash" "$top/tests/unit" \
-		"$top/tests/fuzz" "$top/tests/kselftest/DENYLIST.uml" $(type -P gcc clang-19) \
+		"$top/tests/fuzz" "$top/tests/kselftest/DENYLIST.uml" $toolchain \
 		-printf '%p %s %T@\n' 2>/dev/null
 	printf '%s\n' "KERNEL_PACKAGE=${KERNEL_PACKAGE-}" "KERNEL_VERSION=${KERNEL_VERSION-}" \
 		"KERNEL_SRC=${KERNEL_SRC-}" "KERNEL_DEB=${KERNEL_DEB-}" "BPFUML_CACHE=${BPFUML_CACHE-}" \
