@@ -41,13 +41,19 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_exec.c verdict.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c input.c paths.c \
-		diag.c diag_render.c term.c confine.c guest_result.c
-AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c \
+		diag.c diag_render.c term.c confine.c guest_result.c console_scan.c
+AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c agent/fatal_watch.c \
 		agent/agent_escape.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
-UNIT_TESTS   := $(B)/tests/test_diag
+# Unit tests (tests/unit/test_NAME.c) need no kernel: the parsers of what
+# guests print, on recorded and synthetic output.  UNIT_NAME_OBJS: the
+# harness objects each links.
+UNIT_NAMES   := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
+UNIT_diag_OBJS    := diag.o diag_render.o term.o
+UNIT_parsers_OBJS := kselftest_report.o term.o console_scan.o agent/fatal_watch.o
+UNIT_TESTS   := $(patsubst %,$(B)/tests/test_%,$(UNIT_NAMES))
 
 .PHONY: all deps kernel qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE \
 	fuzz fuzz-build fuzz-bins asan asan-test
@@ -151,23 +157,23 @@ $(B)/bin/bpfuml-agent: $(AGENT_OBJS) $(B)/lib/libbpf.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $(AGENT_OBJS) $(B)/lib/libbpf.a -ljson-c -lelf -lz -lzstd
 
-# Unit tests need no kernel: the diag parser on recorded and synthetic logs.
-UNIT_DIAG_OBJS := diag.o diag_render.o term.o
-$(B)/tests/test_diag: tests/unit/test_diag.c $(addprefix $(B)/harness/,$(UNIT_DIAG_OBJS))
+# Prerequisite lists from here on are expanded twice ($$* names the stem).
+.SECONDEXPANSION:
+$(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $$(addprefix $(B)/harness/,$$(UNIT_$$*_OBJS))
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Iharness -o $@ $^ -ljson-c
+	$(Q)$(CC) $(CFLAGS) -Iharness -Iharness/agent -o $@ $(filter-out %.h,$^) -ljson-c
 
 # ---- ASan/UBSan build of the host harness ---------------------------------
-# `make asan`: build/asan/bin/bpfuml and build/asan/tests/test_diag with
-# -fsanitize=address,undefined (any finding aborts); `make asan-test` runs
-# test_diag and the `parse`-based tests with them.  The guest agent is not
+# `make asan`: build/asan/bin/bpfuml and the unit tests in build/asan/tests/
+# with -fsanitize=address,undefined (any finding aborts); `make asan-test`
+# runs the unit tests and the `parse`-based tests with them.  The guest agent is not
 # part of it (it is static, and PID 1 in the guest).
 ASAN_CFLAGS := $(CFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	       -fno-sanitize-recover=all
 ASAN_OBJS   := $(patsubst %.c,$(B)/asan/harness/%.o,$(HARNESS_SRCS))
 
-asan: $(B)/asan/bin/bpfuml $(B)/asan/tests/test_diag
+asan: $(B)/asan/bin/bpfuml $(patsubst %,$(B)/asan/tests/test_%,$(UNIT_NAMES))
 
 $(B)/asan/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)
 	$(call msg,CC-ASAN,$@)
@@ -179,15 +185,15 @@ $(B)/asan/bin/bpfuml: $(ASAN_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ASAN_CFLAGS) -o $@ $^ -ljson-c
 
-$(B)/asan/tests/test_diag: tests/unit/test_diag.c $(addprefix $(B)/asan/harness/,$(UNIT_DIAG_OBJS))
+$(B)/asan/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $$(addprefix $(B)/asan/harness/,$$(UNIT_$$*_OBJS))
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ASAN_CFLAGS) -Iharness -o $@ $^ -ljson-c
+	$(Q)$(CC) $(ASAN_CFLAGS) -Iharness -Iharness/agent -o $@ $(filter-out %.h,$^) -ljson-c
 
 # BPFUML_BIN points the tests at the sanitized binary; the build directory
 # (kernel, agent) stays build/.
 asan-test: all asan
-	$(Q)$(B)/asan/tests/test_diag tests/unit/fixtures
+	$(Q)for t in $(UNIT_NAMES); do $(B)/asan/tests/test_$$t tests/unit/fixtures || exit 1; done
 	$(Q)BPFUML_BIN=$(CURDIR)/$(B)/asan/bin/bpfuml BPFUML_BUILD_DIR=$(CURDIR)/$(B) \
 		python3 tests/run_tests.py $(B) -k parse
 
@@ -228,7 +234,6 @@ fuzz: fuzz-build
 	$(Q)$(FUZZ_HAS_RUNTIME) || { echo "bpfuml: clang's fuzzer runtime is missing; install libclang-rt-19-dev" >&2; exit 2; }
 	$(Q)tests/fuzz/run.sh $(B) $(FUZZ_TIME) $(FUZZ_TARGETS)
 
-.SECONDEXPANSION:
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_$$*_SRCS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "paths.h"
+#include "run_dir.h"
 #include "session.h"
 #include "verdict.h"
 
@@ -91,8 +92,6 @@ int open_guest_session(struct session *s, struct bpfuml_paths *paths, const stru
  * OUTPUT, killed after TIMEOUT_S.  Its host deadline wants EXEC_REPORT_S
  * more: the time the agent takes to say it killed the program. */
 #define EXEC_REPORT_S 30
-/* The run directory as the guest sees it (the agent's AGENT_RUN_DIR). */
-#define GUEST_RUN_DIR "/tmp/run"
 json_object *exec_job(const char *cwd, const char *output, int timeout_s, const char *program,
 		      const char *const *args);
 

@@ -115,7 +115,7 @@ static int run_on_host(struct session *s, const struct bpfuml_paths *paths, json
 	int status, err;
 	pid_t pid;
 
-	err = session_write_file(s, "job.json", json_object_to_json_string(job));
+	err = session_write_file(s, JOB_FILE, json_object_to_json_string(job));
 	if (err)
 		return err;
 	pid = fork();

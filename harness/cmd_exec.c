@@ -30,7 +30,7 @@ enum { OPT_FILE = 0x300 };
 /* Names the run directory has already. */
 static bool name_taken(const char *name)
 {
-	static const char *const ours[] = { "job.json", "result.json", "owner", "console.log",
+	static const char *const ours[] = { JOB_FILE, RESULT_FILE, "owner", "console.log",
 					    EXEC_OUTPUT };
 
 	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
@@ -166,7 +166,7 @@ int cmd_exec(int argc, char **argv)
 			code = fail(&opts, EXIT_USAGE, "input", "--file %s: %s", files[i], strerror(-err));
 	}
 	/* argv[argc] is NULL: PROGRAM's arguments end there. */
-	job = exec_job(GUEST_RUN_DIR, EXEC_OUTPUT, opts.timeout_s, program,
+	job = exec_job(RUN_DIR_IN_GUEST, EXEC_OUTPUT, opts.timeout_s, program,
 		       (const char *const *)argv + optind + 1);
 	/* The program has --timeout; the guest, time to report it on top. */
 	host_opts = opts;

@@ -45,12 +45,9 @@ enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, O
 #define KS_CPUS_MAX 64
 #define KS_BATCH_MAX 100000
 #define KS_LIST_TIMEOUT_S 60
-/* test_progs' lines that mean it is done for: its crash handler's, and its
- * watchdog's (which "terminates" a stuck test with a SIGSEGV that the
- * handler survives when the test is blocked in a system call).  Given this
- * long to exit on its own, it is then killed by the agent. */
+/* After a line of ks_fatal_output, test_progs has this long to exit on its
+ * own before the agent kills it. */
 #define KS_FATAL_GRACE_S 10
-static const char *const ks_fatal_output[] = { "Caught signal #", "terminating with SIGSEGV" };
 #define MAX_SHARDS 1024
 
 struct ks_opts {
@@ -228,14 +225,14 @@ static int shard_start(struct shard *sh, const struct bpfuml_paths *paths, const
 		session_write_file(s, "allow.txt", list);
 		free(list);
 		session_add_file(s, "deny.txt", o->denylist);
-		snprintf(json_path, sizeof(json_path), "%s/summary.json", GUEST_RUN_DIR);
-		snprintf(allow, sizeof(allow), "@%s/allow.txt", GUEST_RUN_DIR);
-		snprintf(deny, sizeof(deny), "@%s/deny.txt", GUEST_RUN_DIR);
+		snprintf(json_path, sizeof(json_path), "%s/summary.json", RUN_DIR_IN_GUEST);
+		snprintf(allow, sizeof(allow), "@%s/allow.txt", RUN_DIR_IN_GUEST);
+		snprintf(deny, sizeof(deny), "@%s/deny.txt", RUN_DIR_IN_GUEST);
 		job = exec_job(dir, "output.txt", timeout_s, runner,
 			       (const char *const[]){ "-a", allow, "-d", deny, "-J", json_path, NULL });
 		json_object *fatal = json_object_new_array();
 
-		for (size_t f = 0; f < sizeof(ks_fatal_output) / sizeof(ks_fatal_output[0]); f++)
+		for (size_t f = 0; ks_fatal_output[f]; f++)
 			json_object_array_add(fatal, json_object_new_string(ks_fatal_output[f]));
 		json_object_object_add(job, "fatal_output", fatal);
 		json_object_object_add(job, "fatal_grace_s", json_object_new_int(KS_FATAL_GRACE_S));

@@ -263,13 +263,13 @@ int cmd_run(int argc, char **argv)
 
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("run"));
-	json_object_object_add(job, "object", json_object_new_string("object.bpf.o"));
+	json_object_object_add(job, "object", json_object_new_string(RUN_OBJECT));
 	json_object_object_add(job, "program", json_object_new_string(prog));
 	json_object_object_add(job, "log_level", json_object_new_int(opts.log_level));
 	json_object_object_add(job, "repeat", json_object_new_int(repeat));
 	json_object_object_add(job, "attach", json_object_new_boolean(attach));
 
-	code = stage_object(&s, &paths, &opts, file, "object.bpf.o");
+	code = stage_object(&s, &paths, &opts, file, RUN_OBJECT);
 	if (code == EXIT_OK && data_in) {
 		err = session_add_file(&s, "data_in.bin", data_in);
 		if (err)

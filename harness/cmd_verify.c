@@ -68,7 +68,7 @@ static void print_findings(struct session *s, json_object *progs, const char *fi
 /* One object's verdicts, as the guest returned them. */
 struct verified {
 	const char *file;	/* as the user named it */
-	json_object *result;	/* "programs", or "error" */
+	json_object *result;	/* its entry of the guest's "objects" */
 };
 
 static json_object *programs_of(const struct verified *v)
@@ -92,6 +92,25 @@ static size_t count_failed(json_object *progs)
 static const char *object_error(const struct verified *v)
 {
 	return programs_of(v) ? NULL : json_str(v->result, "error") ?: "the guest returned no programs";
+}
+
+/* Give each file its entry of the guest's "objects".  One file that could
+ * not be judged at all is a usage error, as a missing file is; of several,
+ * each says its own error in the document. */
+static int judge_files(const struct common_opts *opts, struct verified *files, json_object *staged,
+		       int nr_files)
+{
+	json_object *available;
+	int i;
+
+	for (i = 0; i < nr_files; i++)
+		files[i].result = json_object_array_get_idx(staged, i);
+	if (nr_files > 1 || !object_error(&files[0]))
+		return EXIT_OK;
+	if (json_object_object_get_ex(files[0].result, "available_programs", &available))
+		return fail(opts, EXIT_USAGE, "input", "%s: %s; it has: %s", files[0].file,
+			    object_error(&files[0]), json_object_to_json_string(available));
+	return fail(opts, EXIT_USAGE, "input", "%s: %s", files[0].file, object_error(&files[0]));
 }
 
 static void print_sarif(struct session *s, const struct common_opts *opts,
@@ -133,8 +152,8 @@ static json_object *fixups_of(const struct verified *v)
 {
 	json_object *fixups = NULL;
 
-	json_object_object_get_ex(v->result, "fixups", &fixups);
-	return fixups && json_object_is_type(fixups, json_type_array) ? fixups : NULL;
+	json_object_object_get_ex(v->result, "fixups", &fixups);	/* an array: guest_result.c */
+	return fixups;
 }
 
 static json_object *file_json(struct session *s, const struct verified *v)
@@ -253,7 +272,7 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 int cmd_verify(int argc, char **argv)
 {
 	struct common_opts opts = COMMON_OPTS_DEFAULT;
-	json_object *job, *wanted = NULL, *available, *staged, *objects = NULL, *targets = NULL;
+	json_object *job, *wanted = NULL, *staged, *objects, *targets = NULL;
 	bool no_fixups = false;
 	struct verified *files = NULL;
 	struct bpfuml_paths paths;
@@ -325,43 +344,27 @@ int cmd_verify(int argc, char **argv)
 		json_object_object_add(job, "attach_targets", targets);
 	files = calloc(nr_files, sizeof(*files));
 	code = files ? EXIT_OK : fail(&opts, EXIT_INFRA, "infrastructure", "out of memory");
-	if (nr_files > 1) {
-		objects = json_object_new_array();
-		json_object_object_add(job, "objects", objects);
-	}
+	objects = json_object_new_array();
+	json_object_object_add(job, "objects", objects);
 	/* Every input is checked (and compiled) before the one boot. */
 	for (i = 0; code == EXIT_OK && i < nr_files; i++) {
 		files[i].file = argv[optind + i];
-		if (nr_files == 1)
-			snprintf(name, sizeof(name), "object.bpf.o");
-		else
-			snprintf(name, sizeof(name), "object-%d.bpf.o", i);
+		snprintf(name, sizeof(name), VERIFY_OBJECT, (size_t)i);
 		code = stage_object(&s, &paths, &opts, files[i].file, name);
-		if (objects)
-			json_object_array_add(objects, json_object_new_string(name));
+		json_object_array_add(objects, json_object_new_string(name));
 	}
-	if (nr_files == 1)
-		json_object_object_add(job, "object", json_object_new_string("object.bpf.o"));
 	if (code == EXIT_OK)
 		code = boot_guest(&s, &paths, &opts, job);
 	if (code == EXIT_OK) {
 		guest_error = json_str(s.result, "error");
-		if (nr_files == 1 && guest_error &&
-		    json_object_object_get_ex(s.result, "available_programs", &available))
-			code = fail(&opts, EXIT_USAGE, "input", "%s: %s; it has: %s", files[0].file, guest_error,
-				    json_object_to_json_string(available));
-		else if (nr_files == 1 && guest_error && !json_object_object_get_ex(s.result, "programs", NULL))
-			code = fail(&opts, EXIT_USAGE, "input", "%s: %s", files[0].file, guest_error);
-		else if (nr_files > 1 && (!json_object_object_get_ex(s.result, "objects", &staged) ||
-					  (int)json_object_array_length(staged) != nr_files))
+		if (!json_object_object_get_ex(s.result, "objects", &staged) ||
+		    (int)json_object_array_length(staged) != nr_files)
 			code = fail(&opts, EXIT_INFRA, "no-answer", "the guest returned %s",
 				    guest_error ?: "no verdicts for the objects");
-		else {
-			for (i = 0; i < nr_files; i++)
-				files[i].result = nr_files == 1 ? s.result :
-						  json_object_array_get_idx(staged, i);
+		else
+			code = judge_files(&opts, files, staged, nr_files);
+		if (code == EXIT_OK)
 			code = print_verdicts(&s, &opts, files, nr_files);
-		}
 	}
 	if (opts.keep)
 		fprintf(stderr, "bpfuml: run directory kept: %s\n", s.run_dir);

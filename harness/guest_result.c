@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "guest_result.h"
+#include "run_dir.h"
 
 int guest_name_ok(const char *name)
 {
@@ -22,7 +23,7 @@ int guest_name_ok(const char *name)
 
 size_t guest_file_cap(const char *name)
 {
-	return name && !strcmp(name, "result.json") ? GUEST_RESULT_MAX : GUEST_FILE_MAX;
+	return name && !strcmp(name, RESULT_FILE) ? GUEST_RESULT_MAX : GUEST_FILE_MAX;
 }
 
 int guest_file_read(int dir_fd, const char *name, size_t cap, char **buf, size_t *len)
@@ -261,8 +262,6 @@ static void check_verify(struct checker *c, json_object *r)
 	json_object *objects = member(c, r, "", "objects", K_ARR, false);
 	char where[64], prefix[64];
 
-	check_programs(c, r, "", "prog-");
-	member(c, r, "", "available_programs", K_ARR, false);
 	for (size_t i = 0; objects && i < json_object_array_length(objects) && !c->bad; i++) {
 		json_object *one = json_object_array_get_idx(objects, i);
 
@@ -271,8 +270,9 @@ static void check_verify(struct checker *c, json_object *r)
 			bad(c, "%s is not an object", where);
 			break;
 		}
-		FIELDS(c, one, where, { "object", K_STR }, { "error", K_STR });
-		snprintf(prefix, sizeof(prefix), "obj-%zu-prog-", i);
+		FIELDS(c, one, where, { "object", K_STR }, { "error", K_STR }, { "available_programs", K_ARR },
+		       { "fixups", K_ARR });
+		snprintf(prefix, sizeof(prefix), VERIFY_LOG_PREFIX "prog-", i);
 		check_programs(c, one, where, prefix);
 	}
 }

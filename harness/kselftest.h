@@ -61,6 +61,12 @@ int ks_denylist_load(struct ks_denylist *d, const char *file, int *bad_line);
 const struct ks_deny *ks_denied_test(const struct ks_denylist *d, const char *name);
 void ks_denylist_free(struct ks_denylist *d);
 
+/* test_progs' lines that mean it is done for (NULL-terminated): its crash
+ * handler's, and its watchdog's, which "terminates" a stuck test with a
+ * SIGSEGV that the handler survives when the test is blocked in a system
+ * call.  The agent watches the output for them (agent/fatal_watch.c). */
+extern const char *const ks_fatal_output[];
+
 /* Parsers of the runners' stdout.  Append what they find to R.  Return the
  * number of top-level results found. */
 int ks_parse_test_progs(struct ks_results *r, const char *out);

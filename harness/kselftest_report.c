@@ -169,6 +169,8 @@ void ks_denylist_free(struct ks_denylist *d)
 
 /* ---- parsers ------------------------------------------------------------- */
 
+const char *const ks_fatal_output[] = { "Caught signal #", "terminating with SIGSEGV", NULL };
+
 /* test_progs: "#12      rhash:OK", "#12/3    rhash/sub:FAIL",
  * ":SKIP", ":SKIP (not built)", ":OK (SKIP: 1/4)". */
 static bool parse_progs_line(char *line, char **name, bool *subtest, enum ks_status *status,

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "guest_result.h"
+#include "run_dir.h"
 #include "session.h"
+#include "console_scan.h"
 
 volatile int session_interrupted;
 /* Every session between session_create() and session_destroy(): the
@@ -350,7 +352,7 @@ int session_read_result(struct session *s, const char *command)
 
 	json_object_put(s->result);
 	s->result = NULL;
-	err = session_read_file(s, "result.json", &text, &len);
+	err = session_read_file(s, RESULT_FILE, &text, &len);
 	if (err == -ENOENT)
 		return err;
 	if (err) {
@@ -364,56 +366,6 @@ int session_read_result(struct session *s, const char *command)
 	free(s->trouble);
 	s->trouble = strdup(why);
 	return -EPROTO;
-}
-
-/* Lines that mean the kernel itself is in trouble. */
-static const char *const trouble_markers[] = {
-#define TROUBLE(text) text,
-#include "kernel_trouble.def"
-#undef TROUBLE
-};
-
-char *console_find_trouble(const char *log, size_t len)
-{
-	const char *line = log, *end = log + len, *start = NULL;
-	size_t i, lines = 0, out_len;
-	char *out;
-
-	while (line < end && !start) {
-		const char *eol = memchr(line, '\n', end - line) ?: end;
-
-		for (i = 0; i < sizeof(trouble_markers) / sizeof(trouble_markers[0]); i++)
-			if (memmem(line, eol - line, trouble_markers[i], strlen(trouble_markers[i])))
-				start = line;
-		line = eol + 1;
-	}
-	if (!start)
-		return NULL;
-	/* The marker line and what follows: the trace that explains it. */
-	for (line = start; line < end && lines < 25; lines++) {
-		const char *eol = memchr(line, '\n', end - line);
-
-		line = eol ? eol + 1 : end;
-	}
-	out_len = line - start;
-	out = malloc(out_len + 1);
-	if (out) {
-		memcpy(out, start, out_len);
-		out[out_len] = '\0';
-	}
-	return out;
-}
-
-/* The last lines of the console, when nothing better explains a failure. */
-static char *console_tail(const char *log, size_t len)
-{
-	const char *p = log + len;
-	int lines = 0;
-
-	while (p > log && lines <= 15)
-		if (*--p == '\n')
-			lines++;
-	return strdup(p == log ? p : p + 1);
 }
 
 /* The console as the VM kept it (head and tail when it said too much):
@@ -462,7 +414,7 @@ static int start(struct session *s, const struct bpfuml_paths *paths, json_objec
 	s->status = SESSION_START_FAILED;
 	json_object_object_get_ex(job, "command", &command);
 	snprintf(s->command, sizeof(s->command), "%s", json_object_get_string(command) ?: "");
-	err = session_write_file(s, "job.json", json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN));
+	err = session_write_file(s, JOB_FILE, json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN));
 	if (err)
 		return err;
 	s->vm = vm_new(backend);

@@ -105,7 +105,4 @@ void session_destroy(struct session *s);
 extern volatile int session_interrupted;
 void session_install_signal_handlers(void);
 
-/* Scan a console log for kernel trouble; returns the lines or NULL. */
-char *console_find_trouble(const char *log, size_t len);
-
 #endif

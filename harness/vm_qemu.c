@@ -3,7 +3,7 @@
  * x86_64 kernel with the BPF JIT, booted by qemu-system-x86_64.
  *
  * The host's / is the guest's read-only root over 9p (virtio-pci), the run
- * directory a second, writable 9p share (mount tag bpfuml_run), and the
+ * directory a second, writable 9p share (mount tag RUN_DIR_9P_TAG), and the
  * guest agent the same static build/bin/bpfuml-agent as on UML, told by
  * bpfuml_channel=9p on the kernel command line (an environment variable of
  * init) which channel to mount.  The serial console and QEMU's own messages
@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "run_dir.h"
 #include "vm.h"
 
 #define QEMU_BIN "qemu-system-x86_64"
@@ -139,7 +140,7 @@ static int build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, c
 		arg(b, "-fsdev");
 		argf(b, "local,id=run,path=%s,security_model=none", fsdev_path);
 		arg(b, "-device");
-		arg(b, "virtio-9p-pci,fsdev=run,mount_tag=bpfuml_run");
+		arg(b, "virtio-9p-pci,fsdev=run,mount_tag=" RUN_DIR_9P_TAG);
 	}
 	/* console=ttyS0: the serial port is the console log.  panic=-1 and
 	 * -no-reboot: a panic ends QEMU at once.  bpfuml_channel has no dot,

@@ -5,7 +5,7 @@
  * Started by the kernel as init, with the host's run directory as argv[1].
  * The environment variable bpfuml_channel (from the kernel command line)
  * says how that directory is reached: "hostfs" (UML, the default) or "9p"
- * (QEMU, the virtio-9p share tagged AGENT_9P_TAG).
+ * (QEMU, the virtio-9p share tagged RUN_DIR_9P_TAG).
  * Nothing it says goes to the console: the host scans the console for kernel
  * trouble only, and a verifier log quoting "BUG:" must not look like one.
  */
@@ -27,7 +27,7 @@
 
 #include "agent.h"
 
-const char *agent_run_dir = AGENT_RUN_DIR;
+const char *agent_run_dir = RUN_DIR_IN_GUEST;
 
 static long long wall_ns(void)
 {
@@ -73,13 +73,13 @@ static int mount_fs(const char *source, const char *target, const char *type,
  * host's timing of boot and job stays right.  Returns the step taken, ns. */
 static long long sync_clock_with_host(void)
 {
-	char path[sizeof(AGENT_RUN_DIR) + 16];
+	char path[sizeof(RUN_DIR_IN_GUEST) + 16];
 	struct timespec before, after, now;
 	struct stat st;
 	long long step;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/.clock", AGENT_RUN_DIR);
+	snprintf(path, sizeof(path), "%s/.clock", RUN_DIR_IN_GUEST);
 	clock_gettime(CLOCK_REALTIME, &before);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -127,7 +127,7 @@ int agent_expose_host_tmp(const char *path)
 	memcpy(component, path + 5, n);
 	component[n] = '\0';
 	snprintf(target, sizeof(target), "/tmp/%s", component);
-	if (!strcmp(target, AGENT_RUN_DIR) || !access(target, F_OK))
+	if (!strcmp(target, RUN_DIR_IN_GUEST) || !access(target, F_OK))
 		return 0;
 	/* The magic link reaches the covered directory of the host's root. */
 	snprintf(source, sizeof(source), "/proc/self/fd/%d/%s", host_tmp_fd, component);
@@ -149,10 +149,10 @@ static int setup_mounts(const char *host_run_dir)
 	 * the run directory is the only host path the guest can write. */
 	err = err ?: mount_fs("tmpfs", "/tmp", "tmpfs", 0, "mode=1777");
 	if (use_9p)
-		err = err ?: mount_fs(AGENT_9P_TAG, AGENT_RUN_DIR, "9p", 0,
+		err = err ?: mount_fs(RUN_DIR_9P_TAG, RUN_DIR_IN_GUEST, "9p", 0,
 				      "trans=virtio,version=9p2000.L,msize=262144,cache=none");
 	else
-		err = err ?: mount_fs("none", AGENT_RUN_DIR, "hostfs", 0, host_run_dir);
+		err = err ?: mount_fs("none", RUN_DIR_IN_GUEST, "hostfs", 0, host_run_dir);
 	if (err)
 		return err;
 	mount_fs("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
@@ -320,14 +320,21 @@ static void inject_fault(const char *fault, json_object *result)
  * directory, a sparse file of 4 GiB; members of the wrong type. */
 static void hostile_result(const char *fault, json_object *result)
 {
-	json_object *progs = NULL, *prog;
-	char path[512];
+	json_object *progs = NULL, *prog, *objects, *holder = result;
+	char path[512], log_name[64], prefix[32] = "";
 	int fd;
 
-	if (strncmp(fault, "result-", 7) || !json_object_object_get_ex(result, "programs", &progs) ||
+	/* The first program: run's, or that of verify's first object. */
+	if (json_object_object_get_ex(result, "objects", &objects) &&
+	    json_object_is_type(objects, json_type_array) && json_object_array_length(objects))
+		holder = json_object_array_get_idx(objects, 0);
+	if (strncmp(fault, "result-", 7) || !json_object_object_get_ex(holder, "programs", &progs) ||
 	    !json_object_is_type(progs, json_type_array) || !(prog = json_object_array_get_idx(progs, 0)))
 		return;
-	snprintf(path, sizeof(path), "%s/prog-0.log", agent_run_dir);
+	if (holder != result)
+		snprintf(prefix, sizeof(prefix), VERIFY_LOG_PREFIX, (size_t)0);
+	snprintf(log_name, sizeof(log_name), PROG_LOG, prefix, 0);
+	snprintf(path, sizeof(path), "%s/%s", agent_run_dir, log_name);
 	if (!strcmp(fault, "result-symlink")) {
 		unlink(path);
 		symlink("/etc/passwd", path);
@@ -348,19 +355,19 @@ static void hostile_result(const char *fault, json_object *result)
 		json_object_object_del(prog, "verdict");
 		return;
 	} else if (!strcmp(fault, "result-bad-types")) {
-		json_object_object_add(result, "programs", json_object_new_string("not a list"));
+		json_object_object_add(holder, "programs", json_object_new_string("not a list"));
 		return;
 	} else {
 		return;
 	}
-	json_object_object_add(prog, "log_file", json_object_new_string("prog-0.log"));
+	json_object_object_add(prog, "log_file", json_object_new_string(log_name));
 }
 
 static void write_result(json_object *result)
 {
 	const char *text = json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN);
 
-	agent_write_file("result.json", text, strlen(text));
+	agent_write_file(RESULT_FILE, text, strlen(text));
 }
 
 int main(int argc, char **argv)
@@ -412,7 +419,7 @@ int main(int argc, char **argv)
 		json_object_object_add(result, "kernel", json_object_new_string(uts.release));
 	if (use_9p)
 		json_object_object_add(result, "clock_step_ns", json_object_new_int64(clock_step));
-	err = agent_read_file("job.json", &text, &len);
+	err = agent_read_file(JOB_FILE, &text, &len);
 	if (!err) {
 		job = json_tokener_parse(text);
 		free(text);

@@ -2,7 +2,7 @@
 /* agent.h — the guest agent: PID 1 inside the bpfuml guest.
  *
  * It reads job.json from the run directory (the host's per-run directory,
- * mounted at AGENT_RUN_DIR), does the job with libbpf, and writes result.json
+ * mounted at RUN_DIR_IN_GUEST), does the job with libbpf, and writes result.json
  * and any large outputs (verifier logs, data_out) as files beside it.
  */
 #ifndef BPFUML_AGENT_H
@@ -10,12 +10,10 @@
 
 #include <json-c/json.h>
 
-/* Where the host's run directory appears inside the guest. */
-#define AGENT_RUN_DIR "/tmp/run"
-/* The 9p mount tag of the run directory on QEMU (vm_qemu.c). */
-#define AGENT_9P_TAG "bpfuml_run"
+#include "run_dir.h"
 
-/* The run directory in use: AGENT_RUN_DIR as PID 1 in a guest, or the
+
+/* The run directory in use: RUN_DIR_IN_GUEST as PID 1 in a guest, or the
  * directory given on the command line in host mode (bench --backend host). */
 extern const char *agent_run_dir;
 
@@ -50,9 +48,9 @@ void agent_try_escape(const char *target, json_object *result);
 int agent_expose_host_tmp(const char *path);
 void agent_mount_bpffs(void);
 
-/* Write BUF to AGENT_RUN_DIR/NAME (through fsync, so the host sees it). */
+/* Write BUF to agent_run_dir/NAME (through fsync, so the host sees it). */
 int agent_write_file(const char *name, const void *buf, size_t len);
-/* Read AGENT_RUN_DIR/NAME into a malloc'ed buffer. */
+/* Read agent_run_dir/NAME into a malloc'ed buffer. */
 int agent_read_file(const char *name, void **buf, size_t *len);
 
 #endif

@@ -343,7 +343,7 @@ static void store_log(struct prog_outcome *out, const char *log_prefix)
 
 	out->log_len = out->log ? strlen(out->log) : 0;
 	if (out->log_len) {
-		snprintf(log_name, sizeof(log_name), "%sprog-%d.log", log_prefix, out->index);
+		snprintf(log_name, sizeof(log_name), PROG_LOG, log_prefix, out->index);
 		if (!agent_write_file(log_name, out->log, out->log_len))
 			out->log_file = strdup(log_name);
 	}
@@ -654,11 +654,10 @@ static int verify_object(const char *path, json_object *wanted, int log_level,
 	return 0;
 }
 
-/* One object ("object"), or several in one boot ("objects": each gets its
- * own entry in the result's "objects", judged as if alone). */
+/* The job's objects in one boot: each gets its own entry in the result's
+ * "objects", judged as if alone. */
 int agent_verify(json_object *job, json_object *result)
 {
-	const char *path = json_string_member(job, "object");
 	int log_level = json_int_member(job, "log_level", 1);
 	json_object *wanted = NULL, *objects, *results;
 	char prefix[32];
@@ -669,21 +668,19 @@ int agent_verify(json_object *job, json_object *result)
 	json_object_object_get_ex(job, "programs", &wanted);
 	if (wanted && !json_object_is_type(wanted, json_type_array))
 		wanted = NULL;
-	if (path)
-		return verify_object(path, wanted, log_level, "", result);
 	if (!json_object_object_get_ex(job, "objects", &objects) ||
 	    !json_object_is_type(objects, json_type_array)) {
-		set_error(result, "job has no object");
+		set_error(result, "job has no objects");
 		return -EINVAL;
 	}
 	results = json_object_new_array();
 	json_object_object_add(result, "objects", results);
 	for (i = 0; i < json_object_array_length(objects); i++) {
+		const char *path = json_object_get_string(json_object_array_get_idx(objects, i));
 		json_object *one = json_object_new_object();
 
-		path = json_object_get_string(json_object_array_get_idx(objects, i));
 		json_object_object_add(one, "object", json_object_new_string(path));
-		snprintf(prefix, sizeof(prefix), "obj-%zu-", i);
+		snprintf(prefix, sizeof(prefix), VERIFY_LOG_PREFIX, i);
 		verify_object(path, wanted, log_level, prefix, one);
 		json_object_array_add(results, one);
 	}

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "fatal_watch.h"
 
 static long long mono_ns(void)
 {
@@ -132,113 +133,6 @@ static void flush_output(const char *output)
 	sync();
 }
 
-/* test_progs' watchdog "kills" a test that runs too long with SIGSEGV sent
- * to itself; its handler prints "Caught signal #11!" and returns, which a
- * real fault would turn into death but a signal sent by pthread_kill() does
- * not: a test blocked in waitpid() or read() goes on waiting.  The output is
- * scanned for such lines, and the program killed when it has not exited
- * within the grace period after the first. */
-#define FATAL_MAX_LINES 4
-#define FATAL_LINE_MAX 300
-
-struct fatal_watch {
-	const char *markers[8];
-	size_t n_markers, max_len;
-	char path[512];
-	int fd;			/* the output, opened once the program made it */
-	off_t off;		/* scanned up to here */
-	json_object *lines;	/* the fatal lines seen, NULL before the first */
-	long long first_ns;
-};
-
-static void fatal_watch_init(struct fatal_watch *w, json_object *job, const char *output)
-{
-	json_object *array, *item;
-	size_t i, n;
-
-	memset(w, 0, sizeof(*w));
-	w->fd = -1;
-	if (!json_object_object_get_ex(job, "fatal_output", &array) ||
-	    !json_object_is_type(array, json_type_array))
-		return;
-	n = json_object_array_length(array);
-	for (i = 0; i < n && w->n_markers < sizeof(w->markers) / sizeof(w->markers[0]); i++) {
-		item = json_object_array_get_idx(array, i);
-		if (!json_object_is_type(item, json_type_string) || !json_object_get_string_len(item))
-			continue;
-		w->markers[w->n_markers] = json_object_get_string(item);
-		if (strlen(w->markers[w->n_markers]) > w->max_len)
-			w->max_len = strlen(w->markers[w->n_markers]);
-		w->n_markers++;
-	}
-	snprintf(w->path, sizeof(w->path), "%s/%s", agent_run_dir, output);
-}
-
-/* The earliest marker in BUF[0..LEN), or NULL. */
-static char *fatal_find(const struct fatal_watch *w, char *buf, size_t len)
-{
-	char *best = NULL, *p;
-	size_t i;
-
-	for (i = 0; i < w->n_markers; i++) {
-		p = memmem(buf, best ? (size_t)(best - buf) : len, w->markers[i], strlen(w->markers[i]));
-		if (p)
-			best = p;
-	}
-	return best;
-}
-
-/* Scan what the program wrote since the last call.  Markers may sit in the
- * middle of a line (a crash handler's stderr cuts into buffered stdout): the
- * line kept is the whole line, or the marker up to its end when the line is
- * long. */
-static void fatal_watch_scan(struct fatal_watch *w)
-{
-	static char buf[65536];
-	ssize_t n;
-
-	if (!w->n_markers)
-		return;
-	if (w->fd < 0)
-		w->fd = open(w->path, O_RDONLY | O_CLOEXEC);
-	if (w->fd < 0)
-		return;
-	while ((n = pread(w->fd, buf, sizeof(buf), w->off)) > 0) {
-		char *hit = fatal_find(w, buf, n), *eol, *start;
-
-		if (hit) {
-			/* The whole line, when it is short enough. */
-			start = memrchr(buf, '\n', hit - buf);
-			start = start ? start + 1 : buf;
-			eol = memchr(hit, '\n', buf + n - hit);
-			if (!eol && start > buf) {
-				w->off += start - buf;	/* the whole line next time */
-				return;
-			}
-			if (!eol && n < (ssize_t)sizeof(buf))
-				return;
-			if (!eol)
-				eol = buf + n;
-			if (eol - start > FATAL_LINE_MAX)
-				start = hit;
-			if (!w->lines) {
-				w->lines = json_object_new_array();
-				w->first_ns = mono_ns();
-			}
-			if (json_object_array_length(w->lines) < FATAL_MAX_LINES)
-				json_object_array_add(w->lines, json_object_new_string_len(
-					start, eol - start < FATAL_LINE_MAX ? eol - start : FATAL_LINE_MAX));
-			w->off += eol - buf + (eol < buf + n);
-			continue;
-		}
-		if ((size_t)n < w->max_len)
-			return;
-		w->off += n - (w->max_len - 1);	/* a marker may straddle reads */
-		if (n < (ssize_t)sizeof(buf))
-			return;
-	}
-}
-
 /* Up to SIZE - 1 bytes of a /proc file, NUL-terminated; the count, or -1. */
 static ssize_t read_proc_file(const char *path, char *buf, size_t size)
 {
@@ -305,7 +199,7 @@ int agent_exec(json_object *job, json_object *result)
 	struct fatal_watch watch;
 	unsigned long polls = 0;
 	int status, grace_s = 10;
-	char **argv;
+	char **argv, path[512];
 	pid_t pid;
 
 	argv = job_argv(job);
@@ -325,7 +219,8 @@ int agent_exec(json_object *job, json_object *result)
 	if (json_object_object_get_ex(job, "timeout_s", &value) && json_object_get_int(value) > 0)
 		deadline = start + json_object_get_int(value) * 1000000000LL;
 
-	fatal_watch_init(&watch, job, output);
+	snprintf(path, sizeof(path), "%s/%s", agent_run_dir, output);
+	fatal_watch_init(&watch, json_object_object_get_ex(job, "fatal_output", &value) ? value : NULL, path);
 	if (json_object_object_get_ex(job, "fatal_grace_s", &value))
 		grace_s = json_object_get_int(value);
 
@@ -356,8 +251,8 @@ int agent_exec(json_object *job, json_object *result)
 			continue;
 		}
 		if (watch.n_markers && !fatal_killed && !timed_out && ++polls % 10 == 0) {
-			fatal_watch_scan(&watch);
-			if (watch.lines && mono_ns() - watch.first_ns > grace_s * 1000000000LL) {
+			if (fatal_watch_scan(&watch, mono_ns()) &&
+			    mono_ns() - watch.first_ns > grace_s * 1000000000LL) {
 				kill_runner(pid, result);
 				fatal_killed = true;
 			}
@@ -365,11 +260,10 @@ int agent_exec(json_object *job, json_object *result)
 		usleep(20000);
 	}
 	flush_output(output);
-	fatal_watch_scan(&watch);	/* the lines of a program that died of it */
-	if (watch.fd >= 0)
-		close(watch.fd);
+	fatal_watch_scan(&watch, mono_ns());	/* the lines of a program that died of it */
 	if (watch.lines)
-		json_object_object_add(result, "fatal_output", watch.lines);
+		json_object_object_add(result, "fatal_output", json_object_get(watch.lines));
+	fatal_watch_free(&watch);
 	if (fatal_killed)
 		json_object_object_add(result, "fatal_killed", json_object_new_boolean(true));
 	json_object_object_add(result, "elapsed_ns", json_object_new_int64(mono_ns() - start));

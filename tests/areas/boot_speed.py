@@ -2,9 +2,15 @@
 # what it must still have.  Speed itself is measured by
 # tests/bench/verify_speed.py, never asserted here.
 
+import json
+import os
 import re
 import shlex
 import shutil
+import subprocess
+import tempfile
+
+from testlib import BPFUML, BUILD, EXIT_OK, PROGS, RUNDIR_BASE, Skip, bpfuml_json, check, test
 
 
 def kept_run(*args):

@@ -1,5 +1,11 @@
 # ci_outputs.py — what CI systems read (issue 17): GitHub workflow-command
 # annotations from verify and parse.
+import os
+import re
+import tempfile
+
+from testlib import (EXIT_OK, EXIT_REJECTED, PROGS, bpfuml, bpfuml_bytes, check, check_terminal_safe,
+                     escaped_log, test)
 
 GITHUB_LINE = re.compile(r'^::error (?:file=([^,:]*)(?:,line=(\d+))?(?:,col=(\d+))?,)?'
                          r'title=([^:]*)::(.*)$')

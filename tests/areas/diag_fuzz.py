@@ -1,7 +1,16 @@
-# tests/areas/diag_fuzz.py — input that cannot hurt (issue 21): hostile
+# diag_fuzz.py — input that cannot hurt (issue 21): hostile
 # verifier logs and object text through `bpfuml parse`, the libFuzzer targets
 # of tests/fuzz over their seeds, and the ASan/UBSan build of the harness.
-# Runs in run_tests.py's namespace (tests/areas/README.md).
+# The hostile text itself (escaped_log, check_terminal_safe, bpfuml_bytes) is
+# testlib's: ci_outputs.py uses it too.
+import glob
+import json
+import os
+import subprocess
+import tempfile
+
+from testlib import (BUILD, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, FIXTURES, TOP, Gap, bpfuml_bytes, check,
+                     check_terminal_safe, escaped_log, test)
 
 FUZZ_SRC = os.path.join(TOP, 'tests', 'fuzz')
 # Bounded and repeatable: the same inputs every run (-seed), no clock.
@@ -57,38 +66,8 @@ for _src in sorted(glob.glob(os.path.join(FUZZ_SRC, 'fuzz_*.c'))):
     test(make_fuzz_test(os.path.basename(_src)[len('fuzz_'):-len('.c')]))
 
 
-def bpfuml_bytes(*args, binary=None):
-    """Run bpfuml; (exit code, stdout bytes, stderr text)."""
-    proc = subprocess.run([binary or BPFUML, *args], capture_output=True, timeout=120,
-                          env={**os.environ, 'NO_COLOR': '1', 'BPFUML_BUILD_DIR': BUILD})
-    return proc.returncode, proc.stdout, proc.stderr.decode(errors='replace')
-
-
 # libFuzzer's first find (tests/fuzz/seeds/diag keeps it as a seed too).
 CRASHING_LOG = b'Verification failed: \nC:\n  p:2:0\n  Source context:\n   |  ^-- \n  \n    |     \x05'
-
-
-def escaped_log():
-    """A real report with terminal escapes where an object puts its text."""
-    with open(os.path.join(FIXTURES, 'synthetic-resource-lock.log'), 'rb') as f:
-        text = f.read()
-    for old, new in ((b'double_lock @', b'double\x1b[8m_lock @'),
-                     (b'Nested spin lock', b'Nested \x1b]52;c;ZXZpbA==\x07 spin lock'),
-                     (b'>>> 53 |         bpf_spin_lock(&e->lock);',
-                      b'>>> 53 |         bpf_spin_lock(&e->lock); // \xc2\x9b2J'),
-                     (b'error: nested spin lock', b'error: nested \x1b]0;t\x07 lock'),
-                     (b'Locking two', b'Locking \x1b[1A two')):
-        check(old in text, f'fixture changed: {old!r} not in it')
-        text = text.replace(old, new, 1)
-    return text
-
-
-def check_terminal_safe(what, out, shown=(b'\\x1b',)):
-    """No ESC, BEL, CSI (raw or as U+009B) in @out; the escapes shown as \\xNN."""
-    for bad in (b'\x1b', b'\x07', b'\x9b'):
-        check(bad not in out, f'{what}: raw {bad!r} reaches the terminal: '
-                              f'{out[max(out.find(bad) - 40, 0):out.find(bad) + 40]!r}')
-    check(all(s in out for s in shown), f'{what}: the escapes are not shown:\n{out[:800]!r}')
 
 
 @test
@@ -133,13 +112,15 @@ def parse_directory_is_an_input_error():
 @test
 def asan_build_passes_unit_tests_and_parses_every_log():
     asan_bin = os.path.join(BUILD, 'asan', 'bin', 'bpfuml')
-    asan_unit = os.path.join(BUILD, 'asan', 'tests', 'test_diag')
-    check(os.access(asan_bin, os.X_OK) and os.access(asan_unit, os.X_OK),
-          f'{asan_bin} or {asan_unit} is not built: run make asan')
-    proc = subprocess.run([asan_unit, FIXTURES], capture_output=True, text=True,
-                          errors='replace', timeout=600)
-    check(proc.returncode == 0, f'test_diag under ASan/UBSan: exit {proc.returncode}\n'
-                                f'{proc.stdout[-1500:]}\n{proc.stderr[-3000:]}')
+    units = [os.path.join(BUILD, 'asan', 'tests', os.path.basename(c)[:-2])
+             for c in sorted(glob.glob(os.path.join(TOP, 'tests', 'unit', 'test_*.c')))]
+    for binary in [asan_bin] + units:
+        check(os.access(binary, os.X_OK), f'{binary} is not built: run make asan')
+    for unit in units:
+        proc = subprocess.run([unit, FIXTURES], capture_output=True, text=True,
+                              errors='replace', timeout=600)
+        check(proc.returncode == 0, f'{os.path.basename(unit)} under ASan/UBSan: exit {proc.returncode}\n'
+                                    f'{proc.stdout[-1500:]}\n{proc.stderr[-3000:]}')
     with tempfile.TemporaryDirectory() as tmp:
         logs = sorted(glob.glob(os.path.join(FIXTURES, '*.log')))
         for name, text in (('crash.log', CRASHING_LOG), ('escapes.log', escaped_log())):

@@ -1,9 +1,16 @@
-# tests/areas/host_hardening.py — the host distrusts what the guest wrote,
+# host_hardening.py — the host distrusts what the guest wrote,
 # exits cleanly on every signal and error path, bounds the console, and
 # sweeps the run directories of a harness that was killed (issue 21, 15).
-# Runs in run_tests.py's namespace (tests/areas/README.md).
+import json
+import os
+import re
+import signal
+import subprocess
+import time
 
-import re as _re
+from testlib import (BPFUML, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, KERNEL_COMPLAINTS, PROGS,
+                     Failure, bpfuml, bpfuml_json, check, check_no_leftovers, fake_selftests_build_dir,
+                     guest_leftovers, test)
 
 
 def hostile_result(fault, *extra, timeout=120):
@@ -63,7 +70,7 @@ def guest_result_without_a_verdict_is_refused():
     code, out, err = bpfuml('verify', os.path.join(PROGS, 'accepted.bpf.o'), '--format', 'gcc',
                             '--test-fault', 'result-no-verdict')
     check(code == EXIT_INFRA, f'exit {code}, want 3; {err[-1500:]}')
-    check("the guest's result is malformed: programs[0].verdict is missing" in err, err)
+    check("the guest's result is malformed: objects[0].programs[0].verdict is missing" in err, err)
     check_no_leftovers(before)
 
 
@@ -217,7 +224,7 @@ def kselftest_guest_killed_at_its_time_out_costs_only_its_test():
 def run_directory_of_a_killed_harness_is_swept_and_kept_ones_stay():
     before = guest_leftovers()[1]
     code, out, err = bpfuml('verify', os.path.join(PROGS, 'accepted.bpf.o'), '--keep')
-    kept = _re.search(r'run directory kept: (\S+)', err)
+    kept = re.search(r'run directory kept: (\S+)', err)
     check(code == EXIT_OK and kept, f'exit {code}; {err}')
     kept = kept.group(1)
     try:
@@ -249,7 +256,7 @@ def console_flood_is_bounded():
     code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'accepted.bpf.o'),
                                  '--test-fault', 'console-flood', '--keep', '--timeout', '600',
                                  timeout=700)
-    kept = _re.search(r'run directory kept: (\S+)', err)
+    kept = re.search(r'run directory kept: (\S+)', err)
     try:
         check(code == EXIT_OK, f'exit {code}, want 0; {doc.get("error")}\n{err[-1500:]}')
         check(kept, f'no kept run directory said: {err[-500:]}')
@@ -259,7 +266,7 @@ def console_flood_is_bounded():
         with open(console, 'rb') as f:
             f.seek((4 << 20) - 100)
             middle = f.read(300).decode(errors='replace')
-        check(_re.search(r'\[\.\.\. \d+ bytes of console output dropped \.\.\.\]', middle),
+        check(re.search(r'\[\.\.\. \d+ bytes of console output dropped \.\.\.\]', middle),
               f'no "dropped" marker after the head: {middle!r}')
     finally:
         if kept:

@@ -1,5 +1,8 @@
 # one_document.py — in JSON and SARIF modes stdout carries exactly one
 # document, errors included (harness/common.c print_document/output_finish).
+import json
+
+from testlib import EXIT_INFRA, EXIT_USAGE, bpfuml, check, check_no_leftovers, test
 
 
 def documents(text):

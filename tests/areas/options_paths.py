@@ -1,10 +1,16 @@
 # options_paths.py — input that cannot hurt (issue 21): option values checked
 # against their range, paths that are never read as options, shell words or
 # sub-options, and room for the guest checked before it boots.
-# Runs in run_tests.py's namespace (tests/areas/README.md).
-
+import json
+import os
 import shlex
 import shutil
+import subprocess
+import tempfile
+
+from testlib import (BPFUML, BUILD, EXIT_INFRA, EXIT_OK, EXIT_USAGE, PROGS, RUNDIR_BASE, SRC_PROGS, TOP,
+                     Failure, Skip, backend_options, backend_timeout, check, check_no_leftovers,
+                     fake_selftests_build_dir, prog, test)
 
 # No guest may boot in the option tests, even when a check is missing: the
 # build directory does not exist, so a value that got through ends in exit 3.
@@ -81,17 +87,14 @@ def check_verified_in(base_name, *extra, timeout=120):
 
 # UML joins its argv into the kernel's command line, which splits at blanks;
 # QEMU reads -fsdev path=... as a list of sub-options split at commas.
-@test
-def run_directory_with_blank_or_comma_works():
-    for name in ('run dir', 'run,dir', "run dir,security_model=mapped,x'y"):
-        check_verified_in(name)
-    check_no_leftovers()
+RUN_DIR_NAMES = {'uml': ('run dir', 'run,dir', "run dir,security_model=mapped,x'y"),
+                 'qemu': ('run dir', 'run,dir', 'run,readonly=on')}
 
 
-@qemu_test
-def qemu_run_directory_with_blank_or_comma_works():
-    for name in ('run dir', 'run,dir', 'run,readonly=on'):
-        check_verified_in(name, '--backend', 'qemu', timeout=600)
+@test(backends=('uml', 'qemu'))
+def run_directory_with_blank_or_comma_works(backend):
+    for name in RUN_DIR_NAMES[backend]:
+        check_verified_in(name, *backend_options(backend), timeout=backend_timeout(backend))
     check_no_leftovers()
 
 

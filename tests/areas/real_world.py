@@ -1,4 +1,8 @@
 # real_world.py — what programs people ship need from UML (issue 13).
+import os
+import tempfile
+
+from testlib import EXIT_OK, EXIT_REJECTED, PROGS, bpfuml, bpfuml_json, check, test
 
 
 @test

@@ -1,4 +1,9 @@
 # run_sh.py — ./run.sh builds only when an input changed (issue 16).
+import os
+import subprocess
+import tempfile
+
+from testlib import BUILD, TOP, Gap, check, test
 
 
 def run_sh_with_fake_make(*args, extra_env=None):

@@ -1,4 +1,8 @@
 # verdicts.py — "accepted" means the kernel returned a program fd (issue 21).
+import os
+import tempfile
+
+from testlib import EXIT_OK, EXIT_REJECTED, PROGS, bpfuml, bpfuml_json, check, check_no_leftovers, prog, test
 
 
 def check_judged_by_kernel(p):

@@ -34,15 +34,17 @@ static void setup(void)
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd < 0)
 		abort();
-	fd = openat(dir_fd, "prog-0.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, "func#0 @0\n0: R1=ctx() R10=fp0\n", 31) != 31)
-		abort();
-	close(fd);
+	for (int i = 0; i < 2; i++) {
+		fd = openat(dir_fd, i ? "obj-0-prog-0.log" : "prog-0.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || write(fd, "func#0 @0\n0: R1=ctx() R10=fp0\n", 31) != 31)
+			abort();
+		close(fd);
+	}
 	fd = openat(dir_fd, "data_out.bin", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	close(fd);
 	symlinkat("/etc/passwd", dir_fd, "prog-1.log");
 	mkfifoat(dir_fd, "prog-2.log", 0644);
-	mkfifoat(dir_fd, "obj-0-prog-0.log", 0644);
+	mkfifoat(dir_fd, "obj-0-prog-1.log", 0644);
 	symlinkat("/etc/passwd", dir_fd, "probe-0.log");
 }
 

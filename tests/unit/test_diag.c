@@ -19,76 +19,7 @@
 
 #include "diag.h"
 #include "term.h"
-
-static int n_pass, n_fail;
-static char fixture_dir[PATH_MAX];
-
-/* ---- tiny harness ------------------------------------------------------- */
-
-static char fail_msg[8192];
-static bool failed;
-
-#define CHECK(cond, ...)                                            \
-	do {                                                        \
-		if (!failed && !(cond)) {                           \
-			failed = true;                              \
-			snprintf(fail_msg, sizeof(fail_msg), __VA_ARGS__); \
-		}                                                   \
-	} while (0)
-
-static void begin(void)
-{
-	failed = false;
-	fail_msg[0] = '\0';
-}
-
-static void end(const char *name)
-{
-	if (failed) {
-		printf("FAIL %s: %s\n", name, fail_msg);
-		n_fail++;
-	} else {
-		printf("ok %s\n", name);
-		n_pass++;
-	}
-}
-
-static bool streq(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-#define S(x) ((x) ? (x) : "(null)")
-
-struct buf {
-	char *s;
-	size_t n;
-};
-
-static bool read_file(const char *name, struct buf *b)
-{
-	char path[PATH_MAX + 256];
-	FILE *f;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", fixture_dir, name);
-	f = fopen(path, "rb");
-	if (!f)
-		return false;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b->s = malloc(n + 1);
-	if (!b->s || fread(b->s, 1, n, f) != (size_t)n) {
-		fclose(f);
-		free(b->s);
-		return false;
-	}
-	fclose(f);
-	b->s[n] = '\0';
-	b->n = n;
-	return true;
-}
+#include "unit.h"
 
 static struct diag_log *parse_str(const char *s)
 {
@@ -1639,6 +1570,5 @@ int main(int argc, char **argv)
 	test_term_write();
 	test_escapes_in_rendered_text();
 
-	printf("%d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return unit_summary();
 }

@@ -17,15 +17,14 @@ usage: tests/upstream/reference_cases.py [--json] [--backend uml|qemu] [--x86-64
 """
 import json
 import os
-import re
 import subprocess
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(TOP, 'build')
-# harness/bpf_cflags.def: the flags every BPF program here is compiled with.
-with open(os.path.join(TOP, 'harness', 'bpf_cflags.def')) as _f:
-    BPF_CFLAGS = re.findall(r'^BPF_CFLAG\("(.*)"\)$', _f.read(), re.M)
+# The flags every BPF program here is compiled with (harness/bpf_cflags.def).
+sys.path.insert(0, os.path.join(TOP, 'tests'))
+from harness_defs import BPF_CFLAGS  # noqa: E402
 
 # (selftest source, program, category on x86_64 with JIT; None = no report)
 CASES = [
