@@ -33,12 +33,7 @@ static void print_plain_error(bool github, const char *file, const char *prog_na
 		fputs(": ", stdout);
 		term_puts(stdout, detail);
 	}
-	if (prog_name) {
-		fputs(" [prog ", stdout);
-		term_puts(stdout, prog_name);
-		fputc(']', stdout);
-	}
-	putchar('\n');
+	diag_gcc_prog_suffix(stdout, prog_name);
 }
 
 /* --format gcc and github: a line per finding, nothing for an accepted

@@ -235,6 +235,10 @@ void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name
 void diag_print_github(FILE *out, const struct diag_log *log, const char *prog_name,
 		       const char *fallback_file);
 
+/* The end of a gcc-style line: " [prog NAME]" when @prog_name is given,
+ * then the newline (the one spelling of the program in gcc lines). */
+void diag_gcc_prog_suffix(FILE *out, const char *prog_name);
+
 /* One such line; @file NULL for none, @line/@column 0 for none. */
 void diag_github_annotation(FILE *out, const char *file, int line, int column,
 			    const char *title, const char *prog_name, const char *message);

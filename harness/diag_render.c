@@ -382,7 +382,7 @@ static void report_loc(FILE *out, const struct diag_report *r, const char *fallb
 		site_loc(out, NULL, 0, 0, fallback_file, prog_name, what);
 }
 
-static void gcc_prog_suffix(FILE *out, const char *prog_name)
+void diag_gcc_prog_suffix(FILE *out, const char *prog_name)
 {
 	if (prog_name) {
 		fputs(" [prog ", out);
@@ -419,7 +419,7 @@ void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name
 			fputs(": ", out);
 			term_puts(out, r->problem);
 		}
-		gcc_prog_suffix(out, prog_name);
+		diag_gcc_prog_suffix(out, prog_name);
 
 		/* Notes in time order: events lost to the ring buffer came first. */
 		if (r->not_retained) {
@@ -451,7 +451,7 @@ void diag_print_gcc(FILE *out, const struct diag_log *log, const char *prog_name
 		site_loc(out, log->linfo_file, log->linfo_line, 0, fallback_file, prog_name,
 			 ": error: ");
 		term_puts(out, log->legacy_error);
-		gcc_prog_suffix(out, prog_name);
+		diag_gcc_prog_suffix(out, prog_name);
 	}
 }
 
