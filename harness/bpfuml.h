@@ -54,6 +54,7 @@ struct command {
 
 int cmd_verify(int argc, char **argv);
 int cmd_parse(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -129,6 +130,10 @@ json_object *program_json(struct session *s, json_object *prog);
 struct diag_log;
 void print_no_report(FILE *out, const struct diag_log *log);
 
+
+/* A user's file (a log, a JSON document) read whole, NUL-terminated: 0, or
+ * -errno; -EFBIG beyond MAX bytes (reading /dev/zero ends). */
+int read_whole_file(const char *path, size_t max, char **text, size_t *len);
 
 const char *json_str(json_object *obj, const char *key);
 long long json_int(json_object *obj, const char *key, long long fallback);

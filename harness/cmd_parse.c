@@ -23,51 +23,6 @@ enum { OPT_PROG = 0x200, OPT_SOURCE };
  */
 #define MAX_LOG_BYTES ((size_t)(UINT32_MAX >> 2))
 
-/* 0, or -errno; -EFBIG beyond MAX_LOG_BYTES. */
-static int read_whole_file(const char *path, char **text, size_t *len)
-{
-	size_t cap = 1 << 16, used = 0, n;
-	char *buf = malloc(cap), *grown;
-	FILE *f = fopen(path, "rb");
-	int err = 0;
-
-	if (!f || !buf) {
-		err = f ? -ENOMEM : -errno;
-		goto out;
-	}
-	/* cap - used - 1 > 0 on every entry: the last byte is the NUL's. */
-	while ((n = fread(buf + used, 1, cap - used - 1, f)) > 0) {
-		used += n;
-		if (used > MAX_LOG_BYTES) {
-			err = -EFBIG;
-			goto out;
-		}
-		if (cap - used - 1 == 0) {
-			grown = realloc(buf, cap * 2);
-			if (!grown) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = grown;
-			cap *= 2;
-		}
-	}
-	/* A directory opens but does not read (EISDIR): not an empty log. */
-	if (ferror(f)) {
-		err = errno ? -errno : -EIO;
-		goto out;
-	}
-	buf[used] = '\0';
-	*text = buf;
-	*len = used;
-	buf = NULL;
-out:
-	if (f)
-		fclose(f);
-	free(buf);
-	return err;
-}
-
 static void print_human(const struct diag_log *log, const char *path)
 {
 	if (log->legacy_error) {
@@ -123,7 +78,7 @@ int cmd_parse(int argc, char **argv)
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml parse LOGFILE [--prog NAME] "
 			    "[--source FILE] [--format human|json|gcc|sarif|github]");
 	path = argv[optind];
-	err = read_whole_file(path, &text, &len);
+	err = read_whole_file(path, MAX_LOG_BYTES, &text, &len);
 	if (err == -EFBIG)
 		return fail(&opts, EXIT_USAGE, "input", "%s: longer than %zu bytes, the most a "
 			    "verifier log can be; give the log of one program", path, MAX_LOG_BYTES);

@@ -451,3 +451,47 @@ json_object *program_json(struct session *s, json_object *prog)
 	program_verdict_free(&v);
 	return out;
 }
+
+int read_whole_file(const char *path, size_t max, char **text, size_t *len)
+{
+	size_t cap = 1 << 16, used = 0, n;
+	char *buf = malloc(cap), *grown;
+	FILE *f = fopen(path, "rb");
+	int err = 0;
+
+	if (!f || !buf) {
+		err = f ? -ENOMEM : -errno;
+		goto out;
+	}
+	/* cap - used - 1 > 0 on every entry: the last byte is the NUL's. */
+	while ((n = fread(buf + used, 1, cap - used - 1, f)) > 0) {
+		used += n;
+		if (used > max) {
+			err = -EFBIG;
+			goto out;
+		}
+		if (cap - used - 1 == 0) {
+			grown = realloc(buf, cap * 2);
+			if (!grown) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+	}
+	/* A directory opens but does not read (EISDIR): not an empty log. */
+	if (ferror(f)) {
+		err = errno ? -errno : -EIO;
+		goto out;
+	}
+	buf[used] = '\0';
+	*text = buf;
+	*len = used;
+	buf = NULL;
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	return err;
+}

@@ -58,6 +58,14 @@ static const struct command commands[] = {
 	  "names of the log are looked for (beside it) when not found from the current\n"
 	  "directory.  Exit 0 when the log shows an accepted program, 1 when it shows\n"
 	  "a rejection." },
+	{ "compare", cmd_compare, "compare OLD.json NEW.json",
+	  "Compare two `verify --json` documents, as veristat -C compares two runs:\n"
+	  "for each program (matched by its object's file name and its own name), its\n"
+	  "verdict and the instructions the verifier processed in OLD and in NEW, and\n"
+	  "the difference; a program in one document only counts as changed.  No\n"
+	  "guest is booted.  --json: one document (schema bpfuml-compare/1).  Exit 0\n"
+	  "when no verdict changed, 1 when one did, 2 when a document cannot be read\n"
+	  "or is not a verify document." },
 	{ "bench", cmd_bench, "bench [--quick] [--backend uml|qemu|host] [--samples N] [--png FILE]",
 	  "Benchmark BPF_MAP_TYPE_RHASH against BPF_MAP_TYPE_HASH, side by side:\n"
 	  "lookups (key size 4/8/32/256 x max_entries 1K/1M x fill 50/75/100%),\n"
