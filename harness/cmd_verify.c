@@ -264,10 +264,32 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 	return code;
 }
 
+/* "KEY=VALUE" (blanks around the '=' allowed, as veristat's -G "x = 1")
+ * into *PAIRS, an object made on first use; usage error otherwise. */
+static int add_pair(const struct common_opts *opts, json_object **pairs, const char *option, const char *form,
+		    const char *arg)
+{
+	const char *eq = strchr(arg, '='), *value;
+	size_t key_len;
+
+	if (!eq)
+		return fail(opts, EXIT_USAGE, "usage", "%s wants %s, not '%s'", option, form, arg);
+	for (key_len = eq - arg; key_len && arg[key_len - 1] == ' '; key_len--)
+		;
+	for (value = eq + 1; *value == ' '; value++)
+		;
+	if (!key_len || !*value)
+		return fail(opts, EXIT_USAGE, "usage", "%s wants %s, not '%s'", option, form, arg);
+	if (!*pairs)
+		*pairs = json_object_new_object();
+	json_object_object_add_ex(*pairs, strndupa(arg, key_len), json_object_new_string(value), 0);
+	return EXIT_OK;
+}
+
 int cmd_verify(int argc, char **argv)
 {
 	struct common_opts opts = COMMON_OPTS_DEFAULT;
-	json_object *job, *wanted = NULL, *staged, *objects, *targets = NULL;
+	json_object *job, *wanted = NULL, *staged, *objects, *targets = NULL, *globals = NULL;
 	bool no_fixups = false;
 	struct verified *files = NULL;
 	struct bpfuml_paths paths;
@@ -281,9 +303,10 @@ int cmd_verify(int argc, char **argv)
 		{ "prog", required_argument, NULL, 'p' },
 		{ "no-fixups", no_argument, NULL, 'F' },
 		{ "attach-target", required_argument, NULL, 'A' },
+		{ "set-global", required_argument, NULL, 'G' },
 		{ 0 },
 	};
-	while ((c = getopt_long(argc, argv, "p:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:G:", longopts, NULL)) != -1) {
 		if (c == 'p') {
 			if (!wanted)
 				wanted = json_object_new_array();
@@ -294,25 +317,22 @@ int cmd_verify(int argc, char **argv)
 			no_fixups = true;
 			continue;
 		}
-		if (c == 'A') {
-			const char *eq = strchr(optarg, '=');
-
-			if (!eq || eq == optarg || !eq[1]) {
+		if (c == 'A' || c == 'G') {
+			code = c == 'A' ? add_pair(&opts, &targets, "--attach-target", "PROG=FUNCTION", optarg) :
+					  add_pair(&opts, &globals, "--set-global", "NAME=VALUE", optarg);
+			if (code != EXIT_OK) {
 				json_object_put(wanted);
 				json_object_put(targets);
-				return fail(&opts, EXIT_USAGE, "usage",
-					    "--attach-target wants PROG=FUNCTION, not '%s'", optarg);
+				json_object_put(globals);
+				return code;
 			}
-			if (!targets)
-				targets = json_object_new_object();
-			json_object_object_add_ex(targets, strndupa(optarg, eq - optarg),
-						  json_object_new_string(eq + 1), 0);
 			continue;
 		}
 		code = common_option(&opts, c, optarg);
 		if (code >= 0) {
 			json_object_put(wanted);
 			json_object_put(targets);
+			json_object_put(globals);
 			return code;
 		}
 	}
@@ -321,12 +341,15 @@ int cmd_verify(int argc, char **argv)
 	if (nr_files < 1 || (wanted && nr_files > 1)) {
 		json_object_put(wanted);
 		json_object_put(targets);
+		json_object_put(globals);
 		return fail(&opts, EXIT_USAGE, "usage", "usage: bpfuml verify FILE... [--prog NAME]... "
 			    "[--log-level 1|2] [--json] (--prog with one FILE only); see bpfuml help verify");
 	}
 	code = open_guest_session(&s, &paths, &opts);
 	if (code != EXIT_OK) {
 		json_object_put(wanted);
+		json_object_put(targets);
+		json_object_put(globals);
 		return code;
 	}
 
@@ -337,6 +360,8 @@ int cmd_verify(int argc, char **argv)
 	json_object_object_add(job, "fixups", json_object_new_boolean(!no_fixups));
 	if (targets)
 		json_object_object_add(job, "attach_targets", targets);
+	if (globals)
+		json_object_object_add(job, "globals", globals);
 	files = calloc(nr_files, sizeof(*files));
 	code = files ? EXIT_OK : fail(&opts, EXIT_INFRA, "infrastructure", "out of memory");
 	objects = json_object_new_array();

@@ -11,7 +11,7 @@
 #include "options.h"
 
 static const struct command commands[] = {
-	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]...",
+	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]...",
 	  "Load every BPF program of FILE (a .bpf.o, or a .bpf.c compiled with clang-19\n"
 	  "against the UML kernel's vmlinux.h) in a UML guest (or, with --backend qemu,\n"
 	  "the x86_64 reference kernel under QEMU) and report, per program:\n"
@@ -27,7 +27,10 @@ static const struct command commands[] = {
 	  "space: maps left at 0 entries (inner maps too) get the smallest size their\n"
 	  "type takes, pinning is dropped; each fixup is listed in the output.\n"
 	  "--no-fixups verifies the object exactly as built.  --attach-target\n"
-	  "PROG=FUNC sets a tracing program's attach target as its loader would." },
+	  "PROG=FUNC sets a tracing program's attach target as its loader would;\n"
+	  "--set-global NAME=VALUE (-G, also \"NAME = VALUE\") a global variable before\n"
+	  "load, as a skeleton sets its const volatile settings (an integer, true or\n"
+	  "false, or an enum's name)." },
 	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N] [--attach]",
 	  "Load program NAME of FILE and run it with BPF_PROG_TEST_RUN.  Prints the\n"
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"

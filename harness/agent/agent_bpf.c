@@ -95,6 +95,7 @@ static void set_error(json_object *result, const char *fmt, ...)
 
 static bool fixups_enabled = true;
 static json_object *attach_targets;	/* the job's {"program": "function"} */
+static json_object *set_globals;	/* the job's {"variable": "value"} */
 
 static void note_fixup(json_object *applied, const char *fmt, ...)
 {
@@ -180,9 +181,109 @@ static void size_inner_map(struct bpf_map *map, json_object *applied)
 	note_fixup(applied, "map '%s' (inner map): max_entries 0 -> %u", bpf_map__name(map), size);
 }
 
+/* VALUE as the integer (or bool, or enumerator) type TYPE_ID of SIZE bytes,
+ * into OUT; false when it is none or does not fit. */
+static bool global_value(const struct btf *btf, __u32 type_id, __u32 size, const char *value,
+			 unsigned char *out)
+{
+	const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, type_id));
+	bool is_signed = false;
+	long long v;
+	char *end;
+	int i;
+
+	if (!t || size > 8)
+		return false;
+	if (btf_is_int(t)) {
+		is_signed = btf_int_encoding(t) & BTF_INT_SIGNED;
+		if (btf_int_encoding(t) & BTF_INT_BOOL || (t->size == 1 && !is_signed)) {
+			if (!strcmp(value, "true"))
+				value = "1";
+			else if (!strcmp(value, "false"))
+				value = "0";
+		}
+	} else if (btf_is_enum(t) || btf_is_enum64(t)) {
+		is_signed = btf_kflag(t);
+		for (i = 0; btf_is_enum(t) && i < (int)btf_vlen(t); i++)
+			if (!strcmp(btf__name_by_offset(btf, btf_enum(t)[i].name_off), value)) {
+				v = is_signed ? (long long)btf_enum(t)[i].val : (long long)(__u32)btf_enum(t)[i].val;
+				goto store;
+			}
+		for (i = 0; btf_is_enum64(t) && i < (int)btf_vlen(t); i++)
+			if (!strcmp(btf__name_by_offset(btf, btf_enum64(t)[i].name_off), value)) {
+				v = (long long)btf_enum64_value(&btf_enum64(t)[i]);
+				goto store;
+			}
+	} else {
+		return false;
+	}
+	errno = 0;
+	v = is_signed || value[0] == '-' ? strtoll(value, &end, 0) : (long long)strtoull(value, &end, 0);
+	if (!*value || *end || errno)
+		return false;
+	if (size < 8) {
+		long long lo = is_signed ? -(1LL << (size * 8 - 1)) : 0;
+		long long hi = is_signed ? (1LL << (size * 8 - 1)) - 1 : (1LL << (size * 8)) - 1;
+
+		if (v < lo || v > hi)
+			return false;
+	} else if (!is_signed && value[0] == '-') {
+		return false;
+	}
+store:
+	for (i = 0; i < (int)size; i++)	/* little-endian, as x86_64 and UML are */
+		out[i] = (unsigned long long)v >> (8 * i);
+	return true;
+}
+
+/* Set the global variable NAME of OBJ (in .rodata, .data, .bss or a custom
+ * data section) to VALUE before load, as a loader does through its
+ * skeleton; 0, or -1 with WHY said. */
+static int set_global(struct bpf_object *obj, const char *name, const char *value, char *why, size_t len)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, obj) {
+		const struct btf_var_secinfo *vsi;
+		const struct btf_type *sec;
+		unsigned char *data;
+		size_t size;
+		int i;
+
+		if (!btf || !bpf_map__is_internal(map))
+			continue;
+		sec = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
+		if (!sec || !btf_is_datasec(sec))
+			continue;
+		for (i = 0, vsi = btf_var_secinfos(sec); i < (int)btf_vlen(sec); i++, vsi++) {
+			const struct btf_type *var = btf__type_by_id(btf, vsi->type);
+
+			if (!var || !btf_is_var(var) || strcmp(btf__name_by_offset(btf, var->name_off), name))
+				continue;
+			data = bpf_map__initial_value(map, &size);
+			if (!data || vsi->offset + vsi->size > size) {
+				snprintf(why, len, "global '%s' cannot be set before load (%s)", name,
+					 bpf_map__name(map));
+				return -1;
+			}
+			if (!global_value(btf, var->type, vsi->size, value, data + vsi->offset)) {
+				snprintf(why, len, "global '%s' (%u bytes) cannot hold '%s': give an integer "
+					 "in its range, true/false, or one of its enum's names", name, vsi->size,
+					 value);
+				return -1;
+			}
+			return 0;
+		}
+	}
+	snprintf(why, len, "no global variable '%s' in the object", name);
+	return -1;
+}
+
 /* Apply the fixups to a freshly opened OBJ; list them in APPLIED (if not
- * NULL: the first open of an object records, later ones repeat). */
-static void apply_fixups(struct bpf_object *obj, json_object *applied)
+ * NULL: the first open of an object records, later ones repeat).  Returns
+ * 0, or -1 with WHY said when a global the job sets cannot be set. */
+static int apply_fixups(struct bpf_object *obj, json_object *applied, char *why, size_t len)
 {
 	struct bpf_program *prog;
 	struct bpf_map *map;
@@ -199,6 +300,13 @@ static void apply_fixups(struct bpf_object *obj, json_object *applied)
 			note_fixup(applied, "program '%s': attach target '%s' (--attach-target)",
 				   bpf_program__name(prog), json_object_get_string(target));
 	}
+	if (set_globals) {
+		json_object_object_foreach(set_globals, name, value) {
+			if (set_global(obj, name, json_object_get_string(value), why, len))
+				return -1;
+			note_fixup(applied, "global '%s' = %s (--set-global)", name, json_object_get_string(value));
+		}
+	}
 	if (!fixups_enabled) {
 		/* Pins are kept, so they need bpffs. */
 		bpf_object__for_each_map(map, obj) {
@@ -207,7 +315,7 @@ static void apply_fixups(struct bpf_object *obj, json_object *applied)
 				break;
 			}
 		}
-		return;
+		return 0;
 	}
 	bpf_object__for_each_map(map, obj) {
 		/* Pins would land in the guest's bpffs and tie objects together. */
@@ -218,12 +326,13 @@ static void apply_fixups(struct bpf_object *obj, json_object *applied)
 		size_map(map, applied);
 		size_inner_map(map, applied);
 	}
+	return 0;
 }
 
 static struct bpf_object *open_object_fixed(const char *path, json_object *result,
 					    json_object *applied)
 {
-	char guest_path[512];
+	char guest_path[512], why[512];
 	struct bpf_object *obj;
 
 	close_inner_fds();	/* the previous object's load is done */
@@ -234,7 +343,11 @@ static struct bpf_object *open_object_fixed(const char *path, json_object *resul
 			  libbpf_messages ? "\n" : "", libbpf_messages ?: "");
 		return NULL;
 	}
-	apply_fixups(obj, applied);
+	if (apply_fixups(obj, applied, why, sizeof(why))) {
+		set_error(result, "%s", why);
+		bpf_object__close(obj);
+		return NULL;
+	}
 	return obj;
 }
 
@@ -243,7 +356,8 @@ static struct bpf_object *open_object(const char *path, json_object *result)
 	return open_object_fixed(path, result, NULL);
 }
 
-/* The job's fixup settings: "fixups" (default true), "attach_targets". */
+/* The job's fixup settings: "fixups" (default true), "attach_targets",
+ * "globals". */
 static void read_fixup_settings(json_object *job)
 {
 	json_object *value;
@@ -254,6 +368,9 @@ static void read_fixup_settings(json_object *job)
 	if (json_object_object_get_ex(job, "attach_targets", &value) &&
 	    json_object_is_type(value, json_type_object))
 		attach_targets = value;
+	set_globals = NULL;
+	if (json_object_object_get_ex(job, "globals", &value) && json_object_is_type(value, json_type_object))
+		set_globals = value;
 }
 
 /* ---- verify ------------------------------------------------------------- */

@@ -2,7 +2,7 @@
 import os
 import tempfile
 
-from testlib import EXIT_OK, EXIT_REJECTED, PROGS, bpfuml, bpfuml_json, check, test
+from testlib import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, PROGS, bpfuml, bpfuml_json, check, test
 
 
 @test
@@ -71,3 +71,39 @@ def loader_fixups_size_maps_and_are_listed():
     code, doc, err = bpfuml_json('verify', obj, '--no-fixups')
     check(code == EXIT_REJECTED and doc['fixups'] == [] and
           doc['programs'][0]['verdict'] == 'not_loaded', f'exit {code}: {doc.get("fixups")} {doc.get("programs")}')
+
+
+def verdicts(doc):
+    return {p['name']: p['verdict'] for p in doc.get('programs', [])}
+
+
+@test
+def set_global_decides_a_branch_as_its_loader_would():
+    # const volatile settings a skeleton sets before load (veristat -G):
+    # left at 0 the unsafe branches are pruned; set, they are live and
+    # rejected.  Integers, enum names, veristat's "NAME = VALUE" spelling.
+    obj = os.path.join(PROGS, 'global_switch.bpf.o')
+    code, doc, err = bpfuml_json('verify', obj)
+    check(code == EXIT_OK and verdicts(doc) == {'switched_by_int': 'accepted', 'switched_by_enum': 'accepted'},
+          f'as built: exit {code} {verdicts(doc)}')
+    code, doc, err = bpfuml_json('verify', obj, '--set-global', 'unsafe_path=1')
+    check(code == EXIT_REJECTED and verdicts(doc) == {'switched_by_int': 'rejected', 'switched_by_enum': 'accepted'},
+          f'unsafe_path=1: exit {code} {verdicts(doc)}')
+    check("global 'unsafe_path' = 1 (--set-global)" in doc['fixups'], f'fixups {doc["fixups"]}')
+    for spelling in (('--set-global', 'mode=MODE_ON'), ('-G', 'mode = MODE_ON'), ('-G', 'mode=1')):
+        code, doc, err = bpfuml_json('verify', obj, *spelling)
+        check(code == EXIT_REJECTED and verdicts(doc)['switched_by_enum'] == 'rejected' and
+              verdicts(doc)['switched_by_int'] == 'accepted', f'{spelling}: exit {code} {verdicts(doc)}')
+
+
+@test
+def set_global_that_cannot_be_set_is_a_usage_error():
+    obj = os.path.join(PROGS, 'global_switch.bpf.o')
+    for arg, says in (('nosuch=1', "no global variable 'nosuch' in the object"),
+                      ('unsafe_path=x', "global 'unsafe_path' (4 bytes) cannot hold 'x'"),
+                      ('unsafe_path=4294967296', "cannot hold '4294967296'"),
+                      ('mode=MODE_MAYBE', "cannot hold 'MODE_MAYBE'"),
+                      ('unsafe_path', "--set-global wants NAME=VALUE, not 'unsafe_path'"),
+                      ('=1', "--set-global wants NAME=VALUE")):
+        code, out, err = bpfuml('verify', obj, '--set-global', arg)
+        check(code == EXIT_USAGE and says in err, f'--set-global {arg}: exit {code} {err!r}')
