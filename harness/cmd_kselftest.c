@@ -27,8 +27,10 @@
 #include "bpfuml.h"
 #include "kselftest.h"
 #include "options.h"
+#include "summary.h"
 
-enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST };
+enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST,
+       OPT_SUMMARY };
 
 #define KS_TIMEOUT_S 1200	/* per guest: a batch of tests, or one runner */
 /* test_maps runs whole, its ~114 M bpf() calls at several us each in UML:
@@ -479,6 +481,7 @@ int cmd_kselftest(int argc, char **argv)
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "runners", required_argument, NULL, OPT_RUNNERS },
 		{ "denylist", required_argument, NULL, OPT_DENYLIST },
+		{ "summary", required_argument, NULL, OPT_SUMMARY },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
@@ -491,6 +494,7 @@ int cmd_kselftest(int argc, char **argv)
 	char **names = NULL, **run = NULL, dir[PATH_MAX + 32], default_deny[PATH_MAX + 64];
 	char denylist_abs[PATH_MAX], base[PATH_MAX];
 	long long start = now_ns();
+	const char *summary = NULL;
 	int c, code, bad_line = 0, counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
 
 	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -525,6 +529,10 @@ int cmd_kselftest(int argc, char **argv)
 			o.denylist = optarg;
 			code = EXIT_OK;
 			break;
+		case OPT_SUMMARY:
+			summary = optarg;
+			code = EXIT_OK;
+			break;
 		default:
 			code = common_option(&o.common, c, optarg);
 			if (code < 0)
@@ -539,6 +547,8 @@ int cmd_kselftest(int argc, char **argv)
 	if (!o.common.timeout_s)
 		o.common.timeout_s = KS_TIMEOUT_S;
 	common_finish(&o.common);
+	if (summary && (code = summary_file_check(&o.common, summary)) != EXIT_OK)
+		return code;
 	if (strcmp(o.common.backend, "uml"))
 		return usage(&o, "kselftest runs on the uml backend only");
 	/* -t alone means test_progs alone; a full run has all three runners. */
@@ -626,6 +636,8 @@ int cmd_kselftest(int argc, char **argv)
 		ks_print_ktap(stdout, &results);
 		ks_print_summary(stdout, &results, wall_s, o.jobs);
 	}
+	if (summary && summary_kselftest(summary, &results, wall_s))
+		fprintf(stderr, "bpfuml: --summary %s: %s\n", summary, strerror(errno));
 	ks_count(&results, false, counts);
 	ks_count(&results, true, sub_counts);
 	code = counts[KS_ERROR] || sub_counts[KS_ERROR] ? EXIT_INFRA :

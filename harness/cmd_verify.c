@@ -3,6 +3,7 @@
  * in the guest and report each verdict with the verifier's own words.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "bpfuml.h"
 #include "diag.h"
 #include "options.h"
+#include "summary.h"
 #include "term.h"
 
 /* One line per program the kernel did not accept, in compiler style. */
@@ -264,6 +266,21 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 	return code;
 }
 
+/* --summary FILE: Markdown for a CI page, appended after the report. */
+static void write_summary(struct session *s, const struct common_opts *opts, const char *path,
+			  const struct verified *files, size_t nr_files)
+{
+	struct summary_object *objects = calloc(nr_files, sizeof(*objects));
+	size_t f;
+
+	for (f = 0; objects && f < nr_files; f++)
+		objects[f] = (struct summary_object){ .file = files[f].file, .programs = programs_of(&files[f]),
+						      .error = object_error(&files[f]) };
+	if (!objects || summary_verify(path, s, objects, nr_files))
+		fprintf(stderr, "bpfuml: --summary %s: %s\n", path, strerror(objects ? errno : ENOMEM));
+	free(objects);
+}
+
 /* "KEY=VALUE" (blanks around the '=' allowed, as veristat's -G "x = 1")
  * into *PAIRS, an object made on first use; usage error otherwise. */
 static int add_pair(const struct common_opts *opts, json_object **pairs, const char *option, const char *form,
@@ -294,7 +311,7 @@ int cmd_verify(int argc, char **argv)
 	struct verified *files = NULL;
 	struct bpfuml_paths paths;
 	struct session s;
-	const char *guest_error;
+	const char *guest_error, *summary = NULL;
 	char name[32];
 	int c, code, nr_files, i;
 
@@ -304,6 +321,7 @@ int cmd_verify(int argc, char **argv)
 		{ "no-fixups", no_argument, NULL, 'F' },
 		{ "attach-target", required_argument, NULL, 'A' },
 		{ "set-global", required_argument, NULL, 'G' },
+		{ "summary", required_argument, NULL, 'S' },
 		{ 0 },
 	};
 	while ((c = getopt_long(argc, argv, "p:G:", longopts, NULL)) != -1) {
@@ -315,6 +333,10 @@ int cmd_verify(int argc, char **argv)
 		}
 		if (c == 'F') {
 			no_fixups = true;
+			continue;
+		}
+		if (c == 'S') {
+			summary = optarg;
 			continue;
 		}
 		if (c == 'A' || c == 'G') {
@@ -337,6 +359,14 @@ int cmd_verify(int argc, char **argv)
 		}
 	}
 	common_finish(&opts);
+	/* Found unwritable after the boot, the run would be lost. */
+	code = summary ? summary_file_check(&opts, summary) : EXIT_OK;
+	if (code != EXIT_OK) {
+		json_object_put(wanted);
+		json_object_put(targets);
+		json_object_put(globals);
+		return code;
+	}
 	nr_files = argc - optind;
 	if (nr_files < 1 || (wanted && nr_files > 1)) {
 		json_object_put(wanted);
@@ -383,8 +413,11 @@ int cmd_verify(int argc, char **argv)
 				    guest_error ?: "no verdicts for the objects");
 		else
 			code = judge_files(&opts, files, staged, nr_files);
-		if (code == EXIT_OK)
+		if (code == EXIT_OK) {
 			code = print_verdicts(&s, &opts, files, nr_files);
+			if (summary)
+				write_summary(&s, &opts, summary, files, nr_files);
+		}
 	}
 	if (opts.keep)
 		fprintf(stderr, "bpfuml: run directory kept: %s\n", s.run_dir);

@@ -1,11 +1,13 @@
 # ci_outputs.py — what CI systems read (issue 17): GitHub workflow-command
-# annotations from verify and parse.
+# annotations from verify and parse; Markdown summaries (--summary) from
+# verify and kselftest.
 import os
 import re
+import subprocess
 import tempfile
 
-from testlib import (EXIT_OK, EXIT_REJECTED, PROGS, bpfuml, bpfuml_bytes, check, check_terminal_safe,
-                     escaped_log, test)
+from testlib import (BPFUML, EXIT_INFRA, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, PROGS, bpfuml, bpfuml_bytes, check,
+                     check_terminal_safe, escaped_log, fake_selftests_build_dir, test)
 
 GITHUB_LINE = re.compile(r'^::error (?:file=([^,:]*)(?:,line=(\d+))?(?:,col=(\d+))?,)?'
                          r'title=([^:]*)::(.*)$')
@@ -51,3 +53,81 @@ def github_annotations_cannot_be_ended_by_the_object():
     check(len(found) >= 1, f'no annotation: {out[:600]!r}')
     check(all(' [prog a%2Cb%3Ac%25d]' in f[3] for f in found), f'prog name not escaped: {found}')
     check(b'spin,lock: %250A::warning::x' in out, f'the message is not escaped: {out[:800]!r}')
+
+
+def summary_table(text):
+    """The rows of a summary's table, each a list of its cells."""
+    rows = [line for line in text.splitlines() if line.startswith('| ') and not line.startswith('| |')]
+    return [[c.strip() for c in re.split(r'(?<!\\)\|', row)[1:-1]] for row in rows]
+
+
+@test
+def verify_summary_is_markdown_a_ci_page_shows():
+    # Appended (CI steps share the file), a table row per program with the
+    # report's category, the end of a rejected program's log in a fence.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'summary.md')
+        with open(path, 'w') as f:
+            f.write('earlier step\n')
+        code, out, err = bpfuml('verify', os.path.join(PROGS, 'two_progs.bpf.o'), '--summary', path)
+        check(code == EXIT_REJECTED, f'exit {code}: {err}')
+        with open(path) as f:
+            text = f.read()
+    check(text.startswith('earlier step\n### bpfuml verify: 2 program(s) in 1 object(s), 1 accepted, 1 not accepted'),
+          text[:300])
+    rows = {r[2]: r for r in summary_table(text)}
+    check(set(rows) == {'good\\_prog', 'bad\\_prog'}, f'rows {rows}')
+    check(rows['good\\_prog'][3] == 'accepted' and rows['bad\\_prog'][3] == 'rejected', f'{rows}')
+    check(rows['bad\\_prog'][4].isdigit(), f'no instruction count: {rows}')
+    check(re.search(r'<details><summary>bad_prog: rejected[^<]*</summary>\n\n```+\n', text) and
+          text.rstrip().endswith('</details>'), text[-800:])
+
+
+@test
+def summary_cells_and_logs_cannot_be_broken_by_an_object():
+    # Names and logs are the object's: a '|' or '<' in a name, a ``` run in
+    # a log cannot end the table or the fence.  Checked on the renderer the
+    # CLI uses, through parse's escaped log and a program name with them.
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, 'odd.bpf.c')
+        with open(src, 'w') as f:
+            f.write('#include "vmlinux.h"\n#include <bpf/bpf_helpers.h>\n'
+                    'SEC("xdp") int pipe_or_tag(struct xdp_md *ctx)\n'
+                    '{ /* ``` </details> | */ int *p = 0; return *p; }\n'
+                    'char LICENSE[] SEC("license") = "GPL";\n')
+        path = os.path.join(tmp, 's.md')
+        code, out, err = bpfuml('verify', src, '--summary', path, '--log-level', '2')
+        check(code == EXIT_REJECTED, f'exit {code}: {err[-600:]}')
+        with open(path) as f:
+            text = f.read()
+    fence = re.search(r'</summary>\n\n(`+)\n', text)
+    check(fence, text[:600])
+    inside = text[fence.end():text.rindex('\n' + fence.group(1) + '\n')]
+    check(fence.group(1) not in inside and '</details>' in inside,
+          f'the log can end its fence: fence {fence.group(1)!r}')
+    check(text.count('</details>\n') == 1 + inside.count('</details>\n'), text[-400:])
+
+
+@test
+def kselftest_summary_counts_and_each_failure():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'summary.md')
+        env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+        proc = subprocess.run([BPFUML, 'kselftest', '-j', '2', '--batch', '3', '--summary', path],
+                              capture_output=True, text=True, timeout=120, env=env)
+        check(proc.returncode == EXIT_INFRA, f'exit {proc.returncode}: {proc.stderr[-800:]}')
+        with open(path) as f:
+            text = f.read()
+    check(text.startswith('### bpfuml kselftest: not passed in '), text[:200])
+    table = {r[0]: r[1:] for r in summary_table(text)}
+    check(table.get('tests') == ['4', '2', '1', '1', '1'], f'tests row {table}')
+    for name in ('epsilon', 'epsilon/bad', 'beta'):
+        check(f' {name} (' in text, f'{name} not among the failures:\n{text[:1500]}')
+    check('assertion failed' in text, 'epsilon/bad\'s log is missing')
+
+
+@test
+def summary_file_that_cannot_be_written_is_refused_before_the_run():
+    code, out, err = bpfuml('verify', os.path.join(PROGS, 'accepted.bpf.o'), '--summary', '/nonexistent/dir/s.md')
+    check(code == EXIT_USAGE and '--summary /nonexistent/dir/s.md' in err and 'guest' not in err,
+          f'exit {code} {err!r}')

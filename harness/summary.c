@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/* summary.c — a Markdown summary of a run for CI pages (`--summary FILE`,
+ * e.g. GitHub's $GITHUB_STEP_SUMMARY): counts, a table of what was judged,
+ * and for each failure the last lines of its log.  The file is appended
+ * to, as CI steps share it.
+ *
+ * Every name and log line comes from an object or a guest: in table cells
+ * '|', '<', '>', '&', '`', '*', '_', '[' and ']' are escaped and control
+ * characters dropped; logs go into a fence longer than any run of
+ * backticks in them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bpfuml.h"
+#include "diag.h"
+#include "kselftest.h"
+#include "summary.h"
+#include "verdict.h"
+
+/* Lines of a failure's log shown, from its end. */
+#define SUMMARY_LOG_LINES 25
+#define FENCE "````````````````"
+#define FENCE_MAX 16
+
+int summary_file_check(const struct common_opts *opts, const char *path)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f)
+		return fail(opts, EXIT_USAGE, "usage", "--summary %s: %s", path, strerror(errno));
+	fclose(f);
+	return EXIT_OK;
+}
+
+/* TEXT in a table cell (MARKDOWN: Markdown's specials escaped too) or in
+ * HTML, as a <summary> is. */
+static void md_text(FILE *out, const char *text, bool markdown)
+{
+	for (const unsigned char *p = (const unsigned char *)(text ?: ""); *p; p++) {
+		if (*p == '\n' || *p == '\t')
+			fputc(' ', out);
+		else if (*p < 0x20 || *p == 0x7f)
+			continue;
+		else if (*p == '<')
+			fputs("&lt;", out);
+		else if (*p == '>')
+			fputs("&gt;", out);
+		else if (*p == '&')
+			fputs("&amp;", out);
+		else if (markdown && strchr("|`*_[]\\", *p))
+			fprintf(out, "\\%c", *p);
+		else
+			fputc(*p, out);
+	}
+}
+
+static void md_cell(FILE *out, const char *text)
+{
+	md_text(out, text, true);
+}
+
+/* The last SUMMARY_LOG_LINES lines of TEXT in a fenced block, folded away
+ * under TITLE. */
+static void md_log(FILE *out, const char *title, const char *text)
+{
+	const char *start = text + strlen(text), *p;
+	size_t run = 0, longest = 0;
+	int lines = 0, fence;
+
+	while (start > text && (start[-1] == '\n' || start[-1] == ' '))
+		start--;
+	for (p = start; p > text; p--)
+		if (p[-1] == '\n' && ++lines == SUMMARY_LOG_LINES)
+			break;
+	for (const char *q = p; q < start; q++) {
+		run = *q == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	/* A fence longer than any run inside; past FENCE_MAX, backticks in the
+	 * log become quotes. */
+	fence = longest < 3 ? 3 : longest + 1 > FENCE_MAX ? FENCE_MAX : longest + 1;
+	fputs("<details><summary>", out);
+	md_text(out, title, false);
+	fprintf(out, "</summary>\n\n%.*s\n", fence, FENCE);
+	for (const unsigned char *q = (const unsigned char *)p; q < (const unsigned char *)start; q++)
+		if (*q == '`' && longest >= FENCE_MAX)
+			fputc('\'', out);
+		else if (*q >= 0x20 || *q == '\n' || *q == '\t')
+			fputc(*q, out);
+	fprintf(out, "\n%.*s\n\n</details>\n\n", fence, FENCE);
+}
+
+/* ---- verify ---------------------------------------------------------------- */
+
+static const char *verdict_mark(const struct program_verdict *v)
+{
+	return v->accepted ? "✅" : v->needs_jit ? "⚠️" : "❌";
+}
+
+static void why_cell(FILE *out, const struct program_verdict *v)
+{
+	const struct diag_report *r = v->log ? v->log->report : NULL;
+
+	if (v->accepted)
+		return;
+	if (v->not_loaded) {
+		fputs("not loaded: ", out);
+		md_cell(out, v->not_loaded);
+	} else if (v->needs_jit) {
+		fputs("verified; the kernel then refused it without a JIT", out);
+	} else if (r) {
+		md_cell(out, r->category);
+		fputs(": ", out);
+		md_cell(out, r->problem);
+		if (r->has_at && r->at.file) {
+			fprintf(out, " at ");
+			md_cell(out, r->at.file);
+			fprintf(out, ":%d", r->at.line);
+		}
+	} else if (v->log && v->log->legacy_error) {
+		md_cell(out, v->log->legacy_error);
+	}
+	if (v->uml_note) {
+		fputs(" (UML: ", out);
+		md_cell(out, v->uml_note);
+		fputc(')', out);
+	}
+}
+
+int summary_verify(const char *path, struct session *s, const struct summary_object *objects, size_t n)
+{
+	size_t i, j, programs = 0, not_accepted = 0;
+	FILE *out = fopen(path, "a");
+
+	if (!out)
+		return -1;
+	for (i = 0; i < n; i++)
+		for (j = 0; objects[i].programs && j < json_object_array_length(objects[i].programs); j++) {
+			programs++;
+			not_accepted += program_failed(json_object_array_get_idx(objects[i].programs, j));
+		}
+	fprintf(out, "### bpfuml verify: %zu program(s) in %zu object(s), %zu accepted, %zu not accepted\n\n",
+		programs, n, programs - not_accepted, not_accepted);
+	fputs("| | Object | Program | Verdict | Insns | Why |\n|---|---|---|---|---|---|\n", out);
+	for (i = 0; i < n; i++) {
+		if (objects[i].error) {
+			fputs("| ❌ | ", out);
+			md_cell(out, objects[i].file);
+			fputs(" | | could not be opened | | ", out);
+			md_cell(out, objects[i].error);
+			fputs(" |\n", out);
+		}
+		for (j = 0; objects[i].programs && j < json_object_array_length(objects[i].programs); j++) {
+			struct program_verdict v;
+
+			program_verdict_init(&v, s, json_object_array_get_idx(objects[i].programs, j));
+			fprintf(out, "| %s | ", verdict_mark(&v));
+			md_cell(out, objects[i].file);
+			fputs(" | ", out);
+			md_cell(out, v.name);
+			fputs(" | ", out);
+			md_cell(out, v.verdict);
+			fputs(" | ", out);
+			if (v.log && v.log->stats.present)
+				fprintf(out, "%ld", v.log->stats.insns_processed);
+			fputs(" | ", out);
+			why_cell(out, &v);
+			fputs(" |\n", out);
+			program_verdict_free(&v);
+		}
+	}
+	fputc('\n', out);
+	for (i = 0; i < n; i++)
+		for (j = 0; objects[i].programs && j < json_object_array_length(objects[i].programs); j++) {
+			struct program_verdict v;
+			char title[512];
+
+			program_verdict_init(&v, s, json_object_array_get_idx(objects[i].programs, j));
+			if (!v.accepted && v.log_text && *v.log_text) {
+				snprintf(title, sizeof(title), "%s: %s, the end of its verifier log", v.name,
+					 v.verdict);
+				md_log(out, title, v.log_text);
+			}
+			program_verdict_free(&v);
+		}
+	return fclose(out) ? -1 : 0;
+}
+
+/* ---- kselftest ------------------------------------------------------------- */
+
+int summary_kselftest(const char *path, const struct ks_results *r, double wall_s)
+{
+	int tests[KS_NR_STATUS], subtests[KS_NR_STATUS], shown = 0;
+	FILE *out = fopen(path, "a");
+	size_t i;
+
+	if (!out)
+		return -1;
+	ks_count(r, false, tests);
+	ks_count(r, true, subtests);
+	fprintf(out, "### bpfuml kselftest: %s in %.1f s\n\n",
+		tests[KS_FAIL] || subtests[KS_FAIL] || tests[KS_ERROR] || subtests[KS_ERROR] ?
+		"not passed" : "passed", wall_s);
+	fputs("| | passed | failed | skipped | denied | error |\n|---|---|---|---|---|---|\n", out);
+	fprintf(out, "| tests | %d | %d | %d | %d | %d |\n", tests[KS_PASS], tests[KS_FAIL], tests[KS_SKIP],
+		tests[KS_DENIED], tests[KS_ERROR]);
+	fprintf(out, "| subtests | %d | %d | %d | %d | %d |\n\n", subtests[KS_PASS], subtests[KS_FAIL],
+		subtests[KS_SKIP], subtests[KS_DENIED], subtests[KS_ERROR]);
+	for (i = 0; i < r->n; i++) {
+		const struct ks_result *x = &r->v[i];
+		char title[700];
+
+		if (x->status != KS_FAIL && x->status != KS_ERROR)
+			continue;
+		if (!shown++)
+			fputs("Not passed:\n\n", out);
+		snprintf(title, sizeof(title), "%s %s (%s)", x->status == KS_FAIL ? "❌" : "💥", x->name,
+			 ks_status_name[x->status]);
+		md_log(out, title, x->reason ?: "(no log)");
+	}
+	return fclose(out) ? -1 : 0;
+}
