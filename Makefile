@@ -41,7 +41,7 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_compare.c cmd_exec.c verdict.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c input.c paths.c \
-		diag.c diag_render.c term.c confine.c guest_result.c console_scan.c summary.c
+		diag.c diag_render.c term.c confine.c guest_result.c console_scan.c summary.c junit.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c agent/fatal_watch.c \
 		agent/agent_escape.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
@@ -143,15 +143,18 @@ $(B)/tests/rhash_suite: $(RHASH_SUITE_SRCS) tests/rhash/suite.h $(GUEST_COMMON) 
 	$(Q)$(CC) $(CFLAGS) -pthread -static -Itests/smoke -Itests/rhash -I$(B)/include -o $@ \
 		$(RHASH_SUITE_SRCS) tests/smoke/guest.c $(GUEST_LDLIBS)
 
-# Harness objects see the tree's UAPI and libbpf headers (build/include).
+# Harness objects see the tree's UAPI and libbpf headers (build/include),
+# and libxml2's (JUnit reports; Debian's path: pkg-config is not there
+# before `make` has installed the packages).
+XML_CFLAGS := -I/usr/include/libxml2
 $(B)/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -Iharness -I$(B)/include -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Iharness -I$(B)/include $(XML_CFLAGS) -c $< -o $@
 
 $(B)/bin/bpfuml: $(HARNESS_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c -lxml2
 
 $(B)/bin/bpfuml-agent: $(AGENT_OBJS) $(B)/lib/libbpf.a
 	$(call msg,LINK,$@)
@@ -178,12 +181,12 @@ asan: $(B)/asan/bin/bpfuml $(patsubst %,$(B)/asan/tests/test_%,$(UNIT_NAMES))
 $(B)/asan/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ASAN_CFLAGS) -MMD -MP -Iharness -I$(B)/include -c $< -o $@
+	$(Q)$(CC) $(ASAN_CFLAGS) -MMD -MP -Iharness -I$(B)/include $(XML_CFLAGS) -c $< -o $@
 
 $(B)/asan/bin/bpfuml: $(ASAN_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ASAN_CFLAGS) -o $@ $^ -ljson-c
+	$(Q)$(CC) $(ASAN_CFLAGS) -o $@ $^ -ljson-c -lxml2
 
 $(B)/asan/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $$(addprefix $(B)/asan/harness/,$$(UNIT_$$*_OBJS))
 	$(call msg,LINK,$@)

@@ -26,11 +26,12 @@
 
 #include "bpfuml.h"
 #include "kselftest.h"
+#include "junit.h"
 #include "options.h"
 #include "summary.h"
 
 enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST,
-       OPT_SUMMARY };
+       OPT_SUMMARY, OPT_JUNIT };
 
 #define KS_TIMEOUT_S 1200	/* per guest: a batch of tests, or one runner */
 /* test_maps runs whole, its ~114 M bpf() calls at several us each in UML:
@@ -482,6 +483,7 @@ int cmd_kselftest(int argc, char **argv)
 		{ "runners", required_argument, NULL, OPT_RUNNERS },
 		{ "denylist", required_argument, NULL, OPT_DENYLIST },
 		{ "summary", required_argument, NULL, OPT_SUMMARY },
+		{ "junit", required_argument, NULL, OPT_JUNIT },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
@@ -494,7 +496,7 @@ int cmd_kselftest(int argc, char **argv)
 	char **names = NULL, **run = NULL, dir[PATH_MAX + 32], default_deny[PATH_MAX + 64];
 	char denylist_abs[PATH_MAX], base[PATH_MAX];
 	long long start = now_ns();
-	const char *summary = NULL;
+	const char *summary = NULL, *junit = NULL;
 	int c, code, bad_line = 0, counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
 
 	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -533,6 +535,10 @@ int cmd_kselftest(int argc, char **argv)
 			summary = optarg;
 			code = EXIT_OK;
 			break;
+		case OPT_JUNIT:
+			junit = optarg;
+			code = EXIT_OK;
+			break;
 		default:
 			code = common_option(&o.common, c, optarg);
 			if (code < 0)
@@ -548,6 +554,8 @@ int cmd_kselftest(int argc, char **argv)
 		o.common.timeout_s = KS_TIMEOUT_S;
 	common_finish(&o.common);
 	if (summary && (code = summary_file_check(&o.common, summary)) != EXIT_OK)
+		return code;
+	if (junit && (code = junit_file_check(&o.common, junit)) != EXIT_OK)
 		return code;
 	if (strcmp(o.common.backend, "uml"))
 		return usage(&o, "kselftest runs on the uml backend only");
@@ -638,6 +646,8 @@ int cmd_kselftest(int argc, char **argv)
 	}
 	if (summary && summary_kselftest(summary, &results, wall_s))
 		fprintf(stderr, "bpfuml: --summary %s: %s\n", summary, strerror(errno));
+	if (junit && junit_kselftest(junit, &results, wall_s))
+		fprintf(stderr, "bpfuml: --junit %s: cannot write it\n", junit);
 	ks_count(&results, false, counts);
 	ks_count(&results, true, sub_counts);
 	code = counts[KS_ERROR] || sub_counts[KS_ERROR] ? EXIT_INFRA :

@@ -12,6 +12,7 @@
 
 #include "bpfuml.h"
 #include "diag.h"
+#include "junit.h"
 #include "options.h"
 #include "summary.h"
 #include "term.h"
@@ -266,9 +267,10 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 	return code;
 }
 
-/* --summary FILE: Markdown for a CI page, appended after the report. */
-static void write_summary(struct session *s, const struct common_opts *opts, const char *path,
-			  const struct verified *files, size_t nr_files)
+/* --summary FILE (Markdown for a CI page, appended) and --junit FILE, after
+ * the report. */
+static void write_ci_reports(struct session *s, const char *summary, const char *junit,
+			     const struct verified *files, size_t nr_files)
 {
 	struct summary_object *objects = calloc(nr_files, sizeof(*objects));
 	size_t f;
@@ -276,8 +278,10 @@ static void write_summary(struct session *s, const struct common_opts *opts, con
 	for (f = 0; objects && f < nr_files; f++)
 		objects[f] = (struct summary_object){ .file = files[f].file, .programs = programs_of(&files[f]),
 						      .error = object_error(&files[f]) };
-	if (!objects || summary_verify(path, s, objects, nr_files))
-		fprintf(stderr, "bpfuml: --summary %s: %s\n", path, strerror(objects ? errno : ENOMEM));
+	if (summary && (!objects || summary_verify(summary, s, objects, nr_files)))
+		fprintf(stderr, "bpfuml: --summary %s: %s\n", summary, strerror(objects ? errno : ENOMEM));
+	if (junit && (!objects || junit_verify(junit, s, objects, nr_files, (s->exit_ns - s->start_ns) / 1e9)))
+		fprintf(stderr, "bpfuml: --junit %s: cannot write it\n", junit);
 	free(objects);
 }
 
@@ -311,7 +315,7 @@ int cmd_verify(int argc, char **argv)
 	struct verified *files = NULL;
 	struct bpfuml_paths paths;
 	struct session s;
-	const char *guest_error, *summary = NULL;
+	const char *guest_error, *summary = NULL, *junit = NULL;
 	char name[32];
 	int c, code, nr_files, i;
 
@@ -322,6 +326,7 @@ int cmd_verify(int argc, char **argv)
 		{ "attach-target", required_argument, NULL, 'A' },
 		{ "set-global", required_argument, NULL, 'G' },
 		{ "summary", required_argument, NULL, 'S' },
+		{ "junit", required_argument, NULL, 'J' },
 		{ 0 },
 	};
 	while ((c = getopt_long(argc, argv, "p:G:", longopts, NULL)) != -1) {
@@ -335,8 +340,8 @@ int cmd_verify(int argc, char **argv)
 			no_fixups = true;
 			continue;
 		}
-		if (c == 'S') {
-			summary = optarg;
+		if (c == 'S' || c == 'J') {
+			*(c == 'S' ? &summary : &junit) = optarg;
 			continue;
 		}
 		if (c == 'A' || c == 'G') {
@@ -361,6 +366,8 @@ int cmd_verify(int argc, char **argv)
 	common_finish(&opts);
 	/* Found unwritable after the boot, the run would be lost. */
 	code = summary ? summary_file_check(&opts, summary) : EXIT_OK;
+	if (code == EXIT_OK && junit)
+		code = junit_file_check(&opts, junit);
 	if (code != EXIT_OK) {
 		json_object_put(wanted);
 		json_object_put(targets);
@@ -415,8 +422,8 @@ int cmd_verify(int argc, char **argv)
 			code = judge_files(&opts, files, staged, nr_files);
 		if (code == EXIT_OK) {
 			code = print_verdicts(&s, &opts, files, nr_files);
-			if (summary)
-				write_summary(&s, &opts, summary, files, nr_files);
+			if (summary || junit)
+				write_ci_reports(&s, summary, junit, files, nr_files);
 		}
 	}
 	if (opts.keep)

@@ -11,7 +11,7 @@
 #include "options.h"
 
 static const struct command commands[] = {
-	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE]",
+	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE]",
 	  "Load every BPF program of FILE (a .bpf.o, or a .bpf.c compiled with clang-19\n"
 	  "against the UML kernel's vmlinux.h) in a UML guest (or, with --backend qemu,\n"
 	  "the x86_64 reference kernel under QEMU) and report, per program:\n"
@@ -32,7 +32,8 @@ static const struct command commands[] = {
 	  "load, as a skeleton sets its const volatile settings (an integer, true or\n"
 	  "false, or an enum's name).  --summary FILE appends a Markdown summary (a\n"
 	  "table of verdicts, each failure with the end of its log) for a CI page\n"
-	  "such as $GITHUB_STEP_SUMMARY." },
+	  "such as $GITHUB_STEP_SUMMARY; --junit FILE writes JUnit XML (a testcase\n"
+	  "per program; rejected: failure with the report and log; not loaded: error)." },
 	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N] [--attach]",
 	  "Load program NAME of FILE and run it with BPF_PROG_TEST_RUN.  Prints the\n"
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"
@@ -90,7 +91,7 @@ static const struct command commands[] = {
 	  "which map types can be created.  Failures carry the verifier's error line,\n"
 	  "and on UML a note when the cause is UML itself.  Compare with\n"
 	  "--backend qemu, the x86_64 answer." },
-	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N] [--summary FILE]",
+	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N] [--summary FILE] [--junit FILE]",
 	  "Run the kernel tree's own BPF selftests in UML guests: test_progs (sharded:\n"
 	  "batches of tests, -j guests at a time, default the number of cores),\n"
 	  "test_verifier and test_maps (one guest each), built by `make kselftest-build`\n"
@@ -105,7 +106,8 @@ static const struct command commands[] = {
 	  "of tests and subtests passed/failed/skipped/denied/error; --json: one JSON\n"
 	  "document (schema bpfuml-kselftest/1).  --summary FILE appends a Markdown\n"
 	  "summary (counts, each failure with the end of its log) for a CI page such\n"
-	  "as $GITHUB_STEP_SUMMARY.  Exit 0 when nothing failed, 1 when a\n"
+	  "as $GITHUB_STEP_SUMMARY; --junit FILE writes JUnit XML (tests and\n"
+	  "subtests; skipped and denied as skipped).  Exit 0 when nothing failed, 1 when a\n"
 	  "test failed, 3 when a guest died or timed out (its tests: error)." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },

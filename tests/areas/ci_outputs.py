@@ -1,6 +1,7 @@
 # ci_outputs.py — what CI systems read (issue 17): GitHub workflow-command
-# annotations from verify and parse; Markdown summaries (--summary) from
-# verify and kselftest.
+# annotations from verify and parse; Markdown summaries (--summary) and
+# JUnit XML (--junit) from verify and kselftest.
+import json
 import os
 import re
 import subprocess
@@ -131,3 +132,83 @@ def summary_file_that_cannot_be_written_is_refused_before_the_run():
     code, out, err = bpfuml('verify', os.path.join(PROGS, 'accepted.bpf.o'), '--summary', '/nonexistent/dir/s.md')
     check(code == EXIT_USAGE and '--summary /nonexistent/dir/s.md' in err and 'guest' not in err,
           f'exit {code} {err!r}')
+
+
+def junit_checked(path):
+    """Parse PATH as JUnit XML and check the element rules CI readers rely
+    on: <testsuites> of <testsuite>s of <testcase>s, each with classname and
+    name, at most one of failure/error/skipped, counts that add up."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(path).getroot()
+    check(root.tag == 'testsuites', f'root <{root.tag}>')
+    cases = []
+    for suite in root:
+        check(suite.tag == 'testsuite' and suite.get('name'), f'<{suite.tag} {suite.attrib}>')
+        check(int(suite.get('tests')) == len(suite), f'{suite.get("name")}: tests={suite.get("tests")}, {len(suite)} cases')
+        for case in suite:
+            check(case.tag == 'testcase' and case.get('classname') and case.get('name'), f'<{case.tag} {case.attrib}>')
+            outcomes = [c.tag for c in case]
+            check(len(outcomes) <= 1 and set(outcomes) <= {'failure', 'error', 'skipped'}, f'{case.attrib}: {outcomes}')
+            cases.append(case)
+    for attr, tag in (('failures', 'failure'), ('errors', 'error')):
+        check(int(root.get(attr)) == sum(1 for c in cases if c.find(tag) is not None),
+              f'{attr}={root.get(attr)} for {[c.attrib for c in cases if c.find(tag) is not None]}')
+    check(int(root.get('tests')) == len(cases), f'tests={root.get("tests")}, {len(cases)} cases')
+    return root, cases
+
+
+@test
+def verify_junit_has_a_testcase_per_program_with_its_report():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'verify.xml')
+        code, out, err = bpfuml('verify', os.path.join(PROGS, 'two_progs.bpf.o'),
+                                os.path.join(PROGS, 'loader_fixups.bpf.o'), '--no-fixups', '--junit', path)
+        check(code == EXIT_REJECTED, f'exit {code}: {err[-600:]}')
+        root, cases = junit_checked(path)
+    by_name = {c.get('name'): c for c in cases}
+    check(by_name['good_prog'].find('failure') is None and by_name['good_prog'].find('error') is None,
+          'good_prog is not a pass')
+    failure = by_name['bad_prog'].find('failure')
+    check(failure is not None and failure.get('type') == 'rejected' and
+          failure.get('message').startswith('Memory Safety: Access outside bounds (two_progs.bpf.c:') and
+          'Verification failed' in failure.text, f'bad_prog: {by_name["bad_prog"].attrib} {failure}')
+    errors = [c for c in cases if c.find('error') is not None]
+    check(errors and all(c.get('classname').endswith('loader_fixups.bpf.o') for c in errors),
+          f'the programs --no-fixups cannot load are not errors: {[c.attrib for c in cases]}')
+
+
+@test
+def junit_carries_any_bytes_an_object_puts_in_its_log():
+    # XML 1.0 has no escape for most control characters or bytes that are
+    # not UTF-8: a log with them must still give a document that parses.
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, 'bytes.bpf.c')
+        with open(src, 'wb') as f:
+            f.write(b'#include "vmlinux.h"\n#include <bpf/bpf_helpers.h>\n'
+                    b'SEC("xdp") int odd_bytes(struct xdp_md *ctx)\n'
+                    b'{ /* \x1b[31m \x01\x02 \xff\xfe \xed\xa0\x80 ]]> <&> */ int *p = 0; return *p; }\n'
+                    b'char LICENSE[] SEC("license") = "GPL";\n')
+        path = os.path.join(tmp, 'bytes.xml')
+        code, out, err = bpfuml('verify', src, '--log-level', '2', '--junit', path)
+        check(code == EXIT_REJECTED, f'exit {code}: {err[-600:]}')
+        root, cases = junit_checked(path)
+    text = cases[0].find('failure').text
+    check(']]> <&>' in text and '\x1b' not in text and '\x01' not in text, f'log text: {text[:300]!r}')
+
+
+@test
+def kselftest_junit_counts_as_the_json_does():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'k.xml')
+        env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+        proc = subprocess.run([BPFUML, 'kselftest', '-j', '2', '--batch', '3', '--junit', path, '--json'],
+                              capture_output=True, text=True, timeout=120, env=env)
+        check(proc.returncode == EXIT_INFRA, f'exit {proc.returncode}: {proc.stderr[-800:]}')
+        doc = json.loads(proc.stdout)
+        root, cases = junit_checked(path)
+    want = {k: doc['tests'][k] + doc['subtests'][k] for k in doc['tests']}
+    check(int(root.get('failures')) == want['failed'] and int(root.get('errors')) == want['error'] and
+          int(root.get('skipped')) == want['skipped'] + want['denied'] and
+          len(cases) == sum(want.values()), f'junit {root.attrib}, json {want}')
+    sub = [c for c in cases if c.get('classname') == 'epsilon' and c.get('name') == 'bad']
+    check(sub and 'assertion failed' in sub[0].find('failure').text, 'epsilon/bad is not a failure with its log')

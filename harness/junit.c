@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/* junit.c — JUnit XML reports for CI systems (`--junit FILE`), written with
+ * libxml2's xmlTextWriter: verify's programs (one testcase each, the
+ * report as the failure's message and the end of the log as its text) and
+ * kselftest's tests and subtests.
+ *
+ * Names and logs come from objects and guests.  XML 1.0 cannot carry most
+ * control characters or bytes that are not UTF-8 at all, escaped or not:
+ * those become '?' before the writer sees them; it escapes the rest.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/xmlwriter.h>
+
+#include "bpfuml.h"
+#include "diag.h"
+#include "junit.h"
+#include "kselftest.h"
+#include "verdict.h"
+
+/* Bytes of a failure's log kept, from its end. */
+#define JUNIT_LOG_TAIL 16384
+
+/* Length of the UTF-8 sequence at S (of N bytes) that XML 1.0 accepts,
+ * or 0. */
+static size_t xml_char_len(const unsigned char *s, size_t n)
+{
+	unsigned int c;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' ? 1 : 0;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates, U+FFFE/U+FFFF and beyond U+10FFFF. */
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c == 0xfffe || c == 0xffff)
+		return 0;
+	return len;
+}
+
+/* TEXT (LEN bytes) as XML can carry it: a malloc'ed copy. */
+static char *xml_safe(const char *text, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)(text ?: "");
+	char *out = malloc(len + 1), *o = out;
+	size_t i = 0, n;
+
+	if (!out)
+		return NULL;
+	while (i < len && s[i]) {
+		n = xml_char_len(s + i, len - i);
+		if (n) {
+			memcpy(o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			*o++ = '?';
+			i++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static int attr(xmlTextWriterPtr w, const char *name, const char *value)
+{
+	char *safe = xml_safe(value, strlen(value ?: ""));
+	int rc = safe ? xmlTextWriterWriteAttribute(w, BAD_CAST name, BAD_CAST safe) : -1;
+
+	free(safe);
+	return rc;
+}
+
+static int attr_int(xmlTextWriterPtr w, const char *name, long long value)
+{
+	return xmlTextWriterWriteFormatAttribute(w, BAD_CAST name, "%lld", value);
+}
+
+/* <KIND message="MESSAGE" type="TYPE">the end of LOG</KIND> */
+static int outcome(xmlTextWriterPtr w, const char *kind, const char *type, const char *message, const char *log)
+{
+	size_t len = log ? strlen(log) : 0;
+	const char *tail = len > JUNIT_LOG_TAIL ? log + len - JUNIT_LOG_TAIL : log;
+	int rc;
+
+	rc = xmlTextWriterStartElement(w, BAD_CAST kind);
+	if (rc >= 0 && type)
+		rc = attr(w, "type", type);
+	if (rc >= 0)
+		rc = attr(w, "message", message ?: "");
+	if (rc >= 0 && tail) {
+		char *safe = xml_safe(tail, strlen(tail));
+
+		rc = safe ? xmlTextWriterWriteString(w, BAD_CAST safe) : -1;
+		free(safe);
+	}
+	return rc >= 0 ? xmlTextWriterEndElement(w) : rc;
+}
+
+static xmlTextWriterPtr junit_open(const char *path)
+{
+	xmlTextWriterPtr w = xmlNewTextWriterFilename(path, 0);
+
+	if (w && (xmlTextWriterSetIndent(w, 1) < 0 || xmlTextWriterStartDocument(w, NULL, "UTF-8", NULL) < 0)) {
+		xmlFreeTextWriter(w);
+		return NULL;
+	}
+	return w;
+}
+
+static int junit_close(xmlTextWriterPtr w, int rc)
+{
+	if (rc >= 0)
+		rc = xmlTextWriterEndDocument(w);
+	xmlFreeTextWriter(w);
+	return rc < 0 ? -1 : 0;
+}
+
+int junit_file_check(const struct common_opts *opts, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return fail(opts, EXIT_USAGE, "usage", "--junit %s: %s", path, strerror(errno));
+	fclose(f);
+	return EXIT_OK;
+}
+
+/* ---- verify ---------------------------------------------------------------- */
+
+/* What a failed program's <failure> says: its report, else its error line. */
+static void failure_message(const struct program_verdict *v, char *buf, size_t size)
+{
+	const struct diag_report *r = v->log ? v->log->report : NULL;
+
+	if (v->needs_jit)
+		snprintf(buf, size, "verified; the kernel then refused it without a JIT%s%s",
+			 v->uml_note ? ": " : "", v->uml_note ?: "");
+	else if (r && r->has_at && r->at.file)
+		snprintf(buf, size, "%s: %s (%s:%d)", r->category, r->problem, r->at.file, r->at.line);
+	else if (r)
+		snprintf(buf, size, "%s: %s", r->category, r->problem);
+	else if (v->log && v->log->legacy_error)
+		snprintf(buf, size, "%s", v->log->legacy_error);
+	else
+		snprintf(buf, size, "rejected without a verifier log");
+}
+
+int junit_verify(const char *path, struct session *s, const struct summary_object *objects, size_t n,
+		 double seconds)
+{
+	size_t i, j, tests = 0, failures = 0, errors = 0;
+	xmlTextWriterPtr w = junit_open(path);
+	int rc = 0;
+
+	if (!w)
+		return -1;
+	for (i = 0; i < n; i++) {
+		size_t progs = objects[i].programs ? json_object_array_length(objects[i].programs) : 0;
+
+		tests += objects[i].error ? 1 : progs;
+		errors += !!objects[i].error;
+		for (j = 0; j < progs; j++) {
+			json_object *p = json_object_array_get_idx(objects[i].programs, j);
+			const char *verdict = json_str(p, "verdict") ?: "";
+
+			if (!strcmp(verdict, "not_loaded"))
+				errors++;
+			else if (strcmp(verdict, "accepted"))
+				failures++;
+		}
+	}
+	rc = xmlTextWriterStartElement(w, BAD_CAST "testsuites");
+	rc = rc < 0 ? rc : attr(w, "name", "bpfuml verify");
+	rc = rc < 0 ? rc : attr_int(w, "tests", tests);
+	rc = rc < 0 ? rc : attr_int(w, "failures", failures);
+	rc = rc < 0 ? rc : attr_int(w, "errors", errors);
+	rc = rc < 0 ? rc : xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", seconds);
+	for (i = 0; rc >= 0 && i < n; i++) {
+		size_t progs = objects[i].programs ? json_object_array_length(objects[i].programs) : 0;
+
+		rc = xmlTextWriterStartElement(w, BAD_CAST "testsuite");
+		rc = rc < 0 ? rc : attr(w, "name", objects[i].file);
+		rc = rc < 0 ? rc : attr_int(w, "tests", objects[i].error ? 1 : progs);
+		if (rc >= 0 && objects[i].error) {
+			rc = xmlTextWriterStartElement(w, BAD_CAST "testcase");
+			rc = rc < 0 ? rc : attr(w, "classname", objects[i].file);
+			rc = rc < 0 ? rc : attr(w, "name", "(object)");
+			rc = rc < 0 ? rc : outcome(w, "error", "not opened", objects[i].error, NULL);
+			rc = rc < 0 ? rc : xmlTextWriterEndElement(w);
+		}
+		for (j = 0; rc >= 0 && j < progs; j++) {
+			struct program_verdict v;
+			char message[1024];
+
+			program_verdict_init(&v, s, json_object_array_get_idx(objects[i].programs, j));
+			rc = xmlTextWriterStartElement(w, BAD_CAST "testcase");
+			rc = rc < 0 ? rc : attr(w, "classname", objects[i].file);
+			rc = rc < 0 ? rc : attr(w, "name", v.name);
+			if (rc >= 0 && v.not_loaded) {
+				rc = outcome(w, "error", "not_loaded", v.not_loaded, NULL);
+			} else if (rc >= 0 && !v.accepted) {
+				failure_message(&v, message, sizeof(message));
+				rc = outcome(w, "failure", v.needs_jit ? "needs-jit" : v.verdict, message, v.log_text);
+			}
+			rc = rc < 0 ? rc : xmlTextWriterEndElement(w);
+			program_verdict_free(&v);
+		}
+		rc = rc < 0 ? rc : xmlTextWriterEndElement(w);
+	}
+	rc = rc < 0 ? rc : xmlTextWriterEndElement(w);
+	return junit_close(w, rc);
+}
+
+/* ---- kselftest ------------------------------------------------------------- */
+
+int junit_kselftest(const char *path, const struct ks_results *r, double wall_s)
+{
+	static const char *const runners[] = { "test_progs", "test_verifier", "test_maps" };
+	xmlTextWriterPtr w = junit_open(path);
+	int counts[KS_NR_STATUS] = { 0 }, rc;
+	size_t i, k;
+
+	if (!w)
+		return -1;
+	for (i = 0; i < r->n; i++)
+		counts[r->v[i].status]++;
+	rc = xmlTextWriterStartElement(w, BAD_CAST "testsuites");
+	rc = rc < 0 ? rc : attr(w, "name", "bpfuml kselftest");
+	rc = rc < 0 ? rc : attr_int(w, "tests", r->n);
+	rc = rc < 0 ? rc : attr_int(w, "failures", counts[KS_FAIL]);
+	rc = rc < 0 ? rc : attr_int(w, "errors", counts[KS_ERROR]);
+	rc = rc < 0 ? rc : attr_int(w, "skipped", counts[KS_SKIP] + counts[KS_DENIED]);
+	rc = rc < 0 ? rc : xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", wall_s);
+	for (k = 0; rc >= 0 && k < sizeof(runners) / sizeof(runners[0]); k++) {
+		size_t n = 0;
+
+		for (i = 0; i < r->n; i++)
+			n += !strcmp(r->v[i].runner, runners[k]);
+		if (!n)
+			continue;
+		rc = xmlTextWriterStartElement(w, BAD_CAST "testsuite");
+		rc = rc < 0 ? rc : attr(w, "name", runners[k]);
+		rc = rc < 0 ? rc : attr_int(w, "tests", n);
+		for (i = 0; rc >= 0 && i < r->n; i++) {
+			const struct ks_result *x = &r->v[i];
+			const char *slash = x->subtest ? strrchr(x->name, '/') : NULL;
+			char *classname;
+
+			if (strcmp(x->runner, runners[k]))
+				continue;
+			/* A subtest's class is its test: "atomics" for "atomics/add". */
+			classname = slash ? strndup(x->name, slash - x->name) : strdup(runners[k]);
+			rc = xmlTextWriterStartElement(w, BAD_CAST "testcase");
+			rc = rc < 0 ? rc : attr(w, "classname", classname ?: runners[k]);
+			rc = rc < 0 ? rc : attr(w, "name", slash ? slash + 1 : x->name);
+			free(classname);
+			if (rc >= 0 && x->status == KS_FAIL)
+				rc = outcome(w, "failure", "failed", "failed", x->reason);
+			else if (rc >= 0 && x->status == KS_ERROR)
+				rc = outcome(w, "error", "error", x->reason ? "no result: its guest died or timed out" :
+					     "no result", x->reason);
+			else if (rc >= 0 && (x->status == KS_SKIP || x->status == KS_DENIED))
+				rc = outcome(w, "skipped", NULL, x->status == KS_DENIED ?
+					     (x->reason ?: "denied on UML") : (x->reason ?: "skipped"), NULL);
+			rc = rc < 0 ? rc : xmlTextWriterEndElement(w);
+		}
+		rc = rc < 0 ? rc : xmlTextWriterEndElement(w);
+	}
+	rc = rc < 0 ? rc : xmlTextWriterEndElement(w);
+	return junit_close(w, rc);
+}
