@@ -40,7 +40,7 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 
 # The host-side harness and the guest agent (static: it is PID 1 in UML).
 HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
-		cmd_parse.c cmd_compare.c cmd_exec.c verdict.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c input.c paths.c \
+		cmd_parse.c cmd_compare.c cmd_exec.c verdict.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c kselftest_gate.c input.c paths.c \
 		diag.c diag_render.c term.c confine.c guest_result.c console_scan.c summary.c junit.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c agent/fatal_watch.c \
 		agent/agent_escape.c

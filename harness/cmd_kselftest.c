@@ -31,7 +31,7 @@
 #include "summary.h"
 
 enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST,
-       OPT_SUMMARY, OPT_JUNIT };
+       OPT_SUMMARY, OPT_JUNIT, OPT_BASELINE, OPT_WRITE_BASELINE, OPT_RETRIES };
 
 #define KS_TIMEOUT_S 1200	/* per guest: a batch of tests, or one runner */
 /* test_maps runs whole, its ~114 M bpf() calls at several us each in UML:
@@ -52,6 +52,8 @@ enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, O
  * own before the agent kills it. */
 #define KS_FATAL_GRACE_S 10
 #define MAX_SHARDS 1024
+/* --retries: runs of a regressed test alone before it is called one. */
+#define KS_RETRIES_MAX 5
 
 struct ks_opts {
 	struct common_opts common;
@@ -467,6 +469,66 @@ static void add_denied(struct ks_results *r, const struct ks_denylist *d, char *
 	}
 }
 
+static bool runner_selected(const char *runner, void *ctx)
+{
+	return runner_wanted(ctx, runner);
+}
+
+/* The test_progs tests a baseline's regressions belong to, each run once
+ * more alone (RETRIES times at most): one that passes then is flaky. */
+static int gate_against_baseline(struct ks_gate *gate, struct ks_results *results, unsigned int retries,
+				 const struct bpfuml_paths *paths, const struct ks_opts *o, const char *dir)
+{
+	struct ks_results retried = { 0 };
+	struct shard *shards = NULL;
+	char **tests = NULL;
+	size_t n = 0, i, j;
+	int code = EXIT_OK;
+
+	/* A run of some tests (-t) is judged on those it ran. */
+	if (ks_gate_compare(gate, results, runner_selected, !o->filter, (void *)o))
+		return fail(&o->common, EXIT_INFRA, "infrastructure", "out of memory");
+	tests = calloc(gate->n_changes + 1, sizeof(*tests));
+	for (i = 0; tests && i < gate->n_changes; i++) {
+		const struct ks_change *c = &gate->changes[i];
+		size_t len = strcspn(c->name, "/");
+
+		if (!ks_change_is_regression(c) || strcmp(c->runner, "test_progs"))
+			continue;
+		for (j = 0; j < n && (strlen(tests[j]) != len || strncmp(tests[j], c->name, len)); j++)
+			;
+		if (j == n)
+			tests[n++] = strndup(c->name, len);
+	}
+	for (unsigned int round = 0; round < retries && n && code == EXIT_OK; round++) {
+		/* One guest per test, and as many spare slots for their retries. */
+		shards = calloc(2 * n, sizeof(*shards));
+		for (i = 0; shards && i < n; i++)
+			shards[i] = (struct shard){ .runner = "test_progs", .tests = &tests[i], .n_tests = 1 };
+		fprintf(stderr, "bpfuml: kselftest: %zu regressed test(s) run again alone (%u of %u)\n", n,
+			round + 1, retries);
+		code = shards ? run_shards(shards, n, 2 * n, &retried, paths, o, dir) :
+				fail(&o->common, EXIT_INFRA, "infrastructure", "out of memory");
+		free(shards);
+		ks_gate_mark_flaky(gate, &retried);
+		ks_free(&retried);
+	}
+	for (i = 0; i < n; i++)
+		free(tests[i]);
+	free(tests);
+	return code;
+}
+
+/* --write-baseline FILE: this run as the next baseline (its JSON). */
+static void save_baseline(const struct ks_results *results, double wall_s, int jobs, const char *path)
+{
+	json_object *doc = ks_results_json(results, wall_s, jobs);
+
+	if (json_object_to_file_ext(path, doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE))
+		fprintf(stderr, "bpfuml: --write-baseline %s: %s\n", path, json_util_get_last_err());
+	json_object_put(doc);
+}
+
 static int usage(const struct ks_opts *o, const char *msg)
 {
 	return fail(&o->common, EXIT_USAGE, "usage", "%s; see bpfuml help kselftest", msg);
@@ -484,6 +546,9 @@ int cmd_kselftest(int argc, char **argv)
 		{ "denylist", required_argument, NULL, OPT_DENYLIST },
 		{ "summary", required_argument, NULL, OPT_SUMMARY },
 		{ "junit", required_argument, NULL, OPT_JUNIT },
+		{ "baseline", required_argument, NULL, OPT_BASELINE },
+		{ "write-baseline", required_argument, NULL, OPT_WRITE_BASELINE },
+		{ "retries", required_argument, NULL, OPT_RETRIES },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
@@ -496,7 +561,10 @@ int cmd_kselftest(int argc, char **argv)
 	char **names = NULL, **run = NULL, dir[PATH_MAX + 32], default_deny[PATH_MAX + 64];
 	char denylist_abs[PATH_MAX], base[PATH_MAX];
 	long long start = now_ns();
-	const char *summary = NULL, *junit = NULL;
+	const char *summary = NULL, *junit = NULL, *baseline = NULL, *write_baseline = NULL;
+	struct ks_gate gate = { 0 };
+	unsigned int retries = 1;
+	char why[256];
 	int c, code, bad_line = 0, counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
 
 	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -539,6 +607,17 @@ int cmd_kselftest(int argc, char **argv)
 			junit = optarg;
 			code = EXIT_OK;
 			break;
+		case OPT_BASELINE:
+			baseline = optarg;
+			code = EXIT_OK;
+			break;
+		case OPT_WRITE_BASELINE:
+			write_baseline = optarg;
+			code = EXIT_OK;
+			break;
+		case OPT_RETRIES:
+			code = option_uint(&o.common, "--retries", optarg, 0, KS_RETRIES_MAX, "runs", &retries);
+			break;
 		default:
 			code = common_option(&o.common, c, optarg);
 			if (code < 0)
@@ -557,6 +636,10 @@ int cmd_kselftest(int argc, char **argv)
 		return code;
 	if (junit && (code = junit_file_check(&o.common, junit)) != EXIT_OK)
 		return code;
+	if (baseline && ks_baseline_load(&gate.base, baseline, why, sizeof(why))) {
+		ks_gate_free(&gate);
+		return fail(&o.common, EXIT_USAGE, "input", "--baseline %s: %s", baseline, why);
+	}
 	if (strcmp(o.common.backend, "uml"))
 		return usage(&o, "kselftest runs on the uml backend only");
 	/* -t alone means test_progs alone; a full run has all three runners. */
@@ -635,14 +718,25 @@ int cmd_kselftest(int argc, char **argv)
 
 	ks_sort(&results);
 
+	if (baseline) {
+		code = gate_against_baseline(&gate, &results, retries, &paths, &o, dir);
+		if (code != EXIT_OK)
+			goto out;
+	}
+	if (write_baseline)
+		save_baseline(&results, wall_s, o.jobs, write_baseline);
 	if (o.common.json) {
 		json_object *doc = ks_results_json(&results, wall_s, o.jobs);
 
+		if (baseline)
+			json_object_object_add(doc, "baseline", ks_gate_json(&gate, baseline));
 		print_document(doc);
 		json_object_put(doc);
 	} else {
 		ks_print_ktap(stdout, &results);
 		ks_print_summary(stdout, &results, wall_s, o.jobs);
+		if (baseline)
+			ks_gate_print(stdout, &gate, baseline);
 	}
 	if (summary && summary_kselftest(summary, &results, wall_s))
 		fprintf(stderr, "bpfuml: --summary %s: %s\n", summary, strerror(errno));
@@ -650,8 +744,12 @@ int cmd_kselftest(int argc, char **argv)
 		fprintf(stderr, "bpfuml: --junit %s: cannot write it\n", junit);
 	ks_count(&results, false, counts);
 	ks_count(&results, true, sub_counts);
-	code = counts[KS_ERROR] || sub_counts[KS_ERROR] ? EXIT_INFRA :
-	       counts[KS_FAIL] || sub_counts[KS_FAIL] ? EXIT_REJECTED : EXIT_OK;
+	/* Against a baseline only what it lost fails the run. */
+	if (baseline)
+		code = ks_gate_regressions(&gate, false) ? EXIT_REJECTED : EXIT_OK;
+	else
+		code = counts[KS_ERROR] || sub_counts[KS_ERROR] ? EXIT_INFRA :
+		       counts[KS_FAIL] || sub_counts[KS_FAIL] ? EXIT_REJECTED : EXIT_OK;
 out:
 	for (i = 0; i < n_names; i++)
 		free(names[i]);
@@ -660,5 +758,6 @@ out:
 	free(shards);
 	ks_free(&results);
 	ks_denylist_free(&deny);
+	ks_gate_free(&gate);
 	return code;
 }

@@ -82,4 +82,39 @@ void ks_print_ktap(FILE *out, const struct ks_results *r);
 void ks_print_summary(FILE *out, const struct ks_results *r, double wall_s, int jobs);
 json_object *ks_results_json(const struct ks_results *r, double wall_s, int jobs);
 
+/* ---- the gate against a baseline (kselftest_gate.c) ---------------------- */
+
+/* A test whose status differs from the baseline's in a way that counts: a
+ * pass lost (a regression) or a pass gained.  WAS/NOW are enum ks_status,
+ * -1 when absent. */
+struct ks_change {
+	const char *runner, *name;	/* borrowed from the results compared */
+	bool subtest;
+	int was, now;
+	bool flaky;			/* a regression that passed when retried alone */
+};
+
+struct ks_gate {
+	struct ks_results base;
+	struct ks_change *changes;
+	size_t n_changes;
+};
+
+/* Read PATH, a `kselftest --json` document, into BASE: 0, or -1 with WHY. */
+int ks_baseline_load(struct ks_results *base, const char *path, char *why, size_t len);
+/* The changes from G->base to NOW (which must outlive G's use), for the
+ * baseline's tests whose runner this run SELECTED; a test of the baseline
+ * that NOW lacks is a regression when MISSING_COUNTS (a run of everything),
+ * else it was left out of this run. */
+int ks_gate_compare(struct ks_gate *g, struct ks_results *now, bool (*selected)(const char *runner, void *ctx),
+		    bool missing_counts, void *ctx);
+bool ks_change_is_regression(const struct ks_change *c);
+/* Regressions, the flaky ones too or not. */
+size_t ks_gate_regressions(const struct ks_gate *g, bool count_flaky);
+/* Regressions that passed in RETRIED are flaky. */
+void ks_gate_mark_flaky(struct ks_gate *g, struct ks_results *retried);
+void ks_gate_print(FILE *out, const struct ks_gate *g, const char *file);
+json_object *ks_gate_json(const struct ks_gate *g, const char *file);
+void ks_gate_free(struct ks_gate *g);
+
 #endif

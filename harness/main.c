@@ -91,7 +91,7 @@ static const struct command commands[] = {
 	  "which map types can be created.  Failures carry the verifier's error line,\n"
 	  "and on UML a note when the cause is UML itself.  Compare with\n"
 	  "--backend qemu, the x86_64 answer." },
-	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N] [--summary FILE] [--junit FILE]",
+	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N] [--summary FILE] [--junit FILE] [--baseline FILE] [--write-baseline FILE] [--retries N]",
 	  "Run the kernel tree's own BPF selftests in UML guests: test_progs (sharded:\n"
 	  "batches of tests, -j guests at a time, default the number of cores),\n"
 	  "test_verifier and test_maps (one guest each), built by `make kselftest-build`\n"
@@ -107,7 +107,11 @@ static const struct command commands[] = {
 	  "document (schema bpfuml-kselftest/1).  --summary FILE appends a Markdown\n"
 	  "summary (counts, each failure with the end of its log) for a CI page such\n"
 	  "as $GITHUB_STEP_SUMMARY; --junit FILE writes JUnit XML (tests and\n"
-	  "subtests; skipped and denied as skipped).  Exit 0 when nothing failed, 1 when a\n"
+	  "subtests; skipped and denied as skipped).  --write-baseline FILE saves\n"
+	  "the run; --baseline FILE judges it against one: only a test or subtest\n"
+	  "that passed there and not now fails the run (exit 1), each regressed test\n"
+	  "run once more alone first (--retries N) and called flaky if it passes;\n"
+	  "new passes are listed.  Exit 0 when nothing failed, 1 when a\n"
 	  "test failed, 3 when a guest died or timed out (its tests: error)." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },

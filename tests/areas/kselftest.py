@@ -1,16 +1,17 @@
 # kselftest.py — the kernel's own BPF selftests in UML (bpfuml kselftest):
 # the harness on tests/kselftest/fake's stand-ins (sharding, the denylist,
-# retries, KTAP, a crashed test_progs), then a curated subset of the real
+# retries, KTAP, a crashed test_progs, the baseline gate), then a curated subset of the real
 # selftests that runs in well under 3 minutes on 2 cores (make kselftest
 # runs everything).  Each asserts that its named subset has no failure and
 # no error, and that nothing of it was left out silently.
 import json
 import os
 import subprocess
+import tempfile
 import time
 
-from testlib import (BPFUML, EXIT_INFRA, EXIT_OK, TOP, bpfuml_json, check, check_no_leftovers,
-                     fake_selftests_build_dir, guest_leftovers, test)
+from testlib import (BPFUML, EXIT_INFRA, EXIT_OK, EXIT_REJECTED, EXIT_USAGE, TOP, bpfuml_json, check,
+                     check_no_leftovers, fake_selftests_build_dir, guest_leftovers, test)
 
 
 def kselftest(filter_, expect_tests=None, timeout=600):
@@ -198,3 +199,92 @@ def kselftest_verifier_unpriv_leaves_testmod_kfuncs_to_later_tests():
     # calls bpf_kfunc_call_test4 of bpf_testmod
     name = 'verifier_zext/zext_lost_across_checkpoint'
     check(got.get(name) == 'passed', f'{name}: {got.get(name)}')
+
+
+def fake_kselftest(*args, timeout=180):
+    """bpfuml kselftest ARGS on the stand-in runners: (exit code, JSON
+    document or None, stdout, stderr)."""
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+    proc = subprocess.run([BPFUML, 'kselftest', *args], capture_output=True, text=True, timeout=timeout, env=env)
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:
+        doc = None
+    return proc.returncode, doc, proc.stdout, proc.stderr
+
+
+def edited_baseline(path, out, **statuses):
+    """PATH's baseline with the given tests' statuses changed (a name of
+    None adds it), written to OUT."""
+    with open(path) as f:
+        doc = json.load(f)
+    for name, status in statuses.items():
+        name = name.replace('__', '/')
+        hits = [r for r in doc['results'] if r['name'] == name]
+        if not hits:
+            doc['results'].append({'runner': 'test_progs', 'name': name, 'subtest': '/' in name, 'status': status})
+        for r in hits:
+            r['status'] = status
+    with open(out, 'w') as f:
+        json.dump(doc, f)
+    return out
+
+
+@test
+def kselftest_baseline_gate_fails_on_a_lost_pass_only():
+    # uml-veristat's per-PR gate, with a retry: only what the baseline
+    # passed and this run lost fails; a test that passes alone is flaky;
+    # a pass the baseline lacked is a candidate for the next baseline.
+    picked = ('-t', 'alpha,gamma,epsilon,flaky', '--runners', 'test_progs', '-j', '1', '--batch', '10')
+    with tempfile.TemporaryDirectory() as tmp:
+        base = os.path.join(tmp, 'base.json')
+        code, doc, out, err = fake_kselftest(*picked, '--write-baseline', base)
+        check(code == EXIT_REJECTED and os.path.exists(base), f'exit {code}: {err[-600:]}')
+        status = {r['name']: r['status'] for r in json.load(open(base))['results']}
+        check(status['flaky'] == 'failed' and status['epsilon'] == 'failed' and status['gamma'] == 'passed',
+              f'the baseline written: {status}')
+
+        # As written: nothing lost, known failures do not fail the gate.
+        code, doc, out, err = fake_kselftest(*picked, '--baseline', base, '--json')
+        check(code == EXIT_OK and doc['baseline']['regressions'] == [], f'exit {code}: {doc and doc["baseline"]}')
+
+        # A pass the baseline lacked: a candidate, exit 0.
+        ratchet = edited_baseline(base, os.path.join(tmp, 'r.json'), gamma='failed')
+        code, doc, out, err = fake_kselftest(*picked, '--baseline', ratchet, '--json')
+        check(code == EXIT_OK and [x['name'] for x in doc['baseline']['new_passes']] == ['gamma'],
+              f'exit {code}: {doc["baseline"]}')
+
+        # Lost passes: epsilon fails alone too (a regression, exit 1); flaky
+        # passes alone (flaky, not failing).
+        lost = edited_baseline(base, os.path.join(tmp, 'l.json'), epsilon='passed', epsilon__bad='passed',
+                               flaky='passed')
+        code, doc, out, err = fake_kselftest(*picked, '--baseline', lost, '--json')
+        gate = doc['baseline']
+        check(code == EXIT_REJECTED, f'exit {code}, want 1: {gate}')
+        check({x['name'] for x in gate['regressions']} == {'epsilon', 'epsilon/bad'} and
+              [x['name'] for x in gate['flaky']] == ['flaky'], f'{gate}')
+        check(gate['regressions'][0]['was'] == 'passed' and gate['regressions'][0]['now'] == 'failed', f'{gate}')
+        code, doc, out, err = fake_kselftest(*picked, '--baseline', lost)
+        check('REGRESSION epsilon: passed -> failed' in out and 'flaky      flaky: passed -> failed' in out,
+              out[-800:])
+
+        # A test of the baseline this run lacks counts when the run is of
+        # everything, not when -t left it out.
+        gone = edited_baseline(base, os.path.join(tmp, 'g.json'), omega='passed')
+        code, doc, out, err = fake_kselftest(*picked, '--baseline', gone, '--json')
+        check(code == EXIT_OK, f'-t run: exit {code} {doc["baseline"]}')
+        code, doc, out, err = fake_kselftest('--runners', 'test_progs', '-j', '2', '--baseline', gone, '--json')
+        check(code == EXIT_REJECTED and {'name': 'omega', 'was': 'passed', 'now': 'missing', 'runner': 'test_progs'}
+              in doc['baseline']['regressions'], f'full run: exit {code} {doc["baseline"]}')
+
+
+@test
+def kselftest_baseline_that_is_not_one_is_refused():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, 'bad.json')
+        with open(bad, 'w') as f:
+            json.dump({'schema': 'bpfuml-verify/1'}, f)
+        for path, says in ((bad, 'not a `bpfuml kselftest --json` document'),
+                           (os.path.join(tmp, 'none.json'), 'No such file')):
+            code, doc, out, err = fake_kselftest('--baseline', path)
+            check(code == EXIT_USAGE and path in err and says in err, f'{path}: exit {code} {err!r}')
