@@ -31,7 +31,7 @@
 #include "summary.h"
 
 enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST,
-       OPT_SUMMARY, OPT_JUNIT, OPT_BASELINE, OPT_WRITE_BASELINE, OPT_RETRIES };
+       OPT_SUMMARY, OPT_JUNIT, OPT_BASELINE, OPT_WRITE_BASELINE, OPT_RETRIES, OPT_SHARD };
 
 #define KS_TIMEOUT_S 1200	/* per guest: a batch of tests, or one runner */
 /* test_maps runs whole, its ~114 M bpf() calls at several us each in UML:
@@ -54,6 +54,8 @@ enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, O
 #define MAX_SHARDS 1024
 /* --retries: runs of a regressed test alone before it is called one. */
 #define KS_RETRIES_MAX 5
+/* --shard I/N: CI jobs sharing one run. */
+#define KS_PARTS_MAX 256
 
 struct ks_opts {
 	struct common_opts common;
@@ -65,6 +67,11 @@ struct ks_opts {
 	bool timeout_given;	/* --timeout: for every guest, test_maps' too */
 	const char *runners;	/* comma list */
 	const char *denylist;
+	unsigned int part, parts;	/* --shard I/N: this CI job's part; 0/0 for all */
+	/* What is written besides the report, and the gate (kselftest and
+	 * kselftest-merge alike). */
+	const char *summary, *junit, *baseline, *write_baseline;
+	unsigned int retries;
 };
 
 /* One guest's work: a batch of test_progs tests, or a whole runner. */
@@ -469,6 +476,11 @@ static void add_denied(struct ks_results *r, const struct ks_denylist *d, char *
 	}
 }
 
+static bool all_runners(const char *runner, void *ctx)
+{
+	return true;
+}
+
 static bool runner_selected(const char *runner, void *ctx)
 {
 	return runner_wanted(ctx, runner);
@@ -529,6 +541,143 @@ static void save_baseline(const struct ks_results *results, double wall_s, int j
 	json_object_put(doc);
 }
 
+static unsigned int least_loaded(const unsigned long long *load, unsigned int n)
+{
+	unsigned int p, best = 0;
+
+	for (p = 1; p < n; p++)
+		if (load[p] < load[best])
+			best = p;
+	return best;
+}
+
+/* --shard I/N, 1 <= I <= N <= KS_PARTS_MAX. */
+static int parse_part(struct ks_opts *o, const char *arg)
+{
+	const char *slash = strchr(arg, '/');
+	int code;
+
+	if (!slash)
+		return fail(&o->common, EXIT_USAGE, "usage", "--shard wants I/N (this job's part of N), not '%s'", arg);
+	code = option_uint(&o->common, "--shard's N", slash + 1, 1, KS_PARTS_MAX, "parts", &o->parts);
+	if (code == EXIT_OK)
+		code = option_uint(&o->common, "--shard's I", strndupa(arg, slash - arg), 1, o->parts, NULL, &o->part);
+	return code;
+}
+
+/*
+ * --shard I/N: keep this CI job's part of the work.  The units are the two
+ * whole runners and each test_progs test left after the denylist; each, the
+ * costliest first (in listing order among equals), goes to the part with
+ * the least so far (the lowest on a tie).  The costs are rough seconds
+ * measured here in 2-CPU guests: test_maps ~800, test_verifier ~5, a
+ * test_progs test ~1.  Every job computes the same split from the same
+ * list, so N jobs run each unit exactly once.
+ */
+#define KS_COST_MAPS 800
+#define KS_COST_VERIFIER 5
+#define KS_COST_TEST 1
+
+static void pick_part(const struct ks_opts *o, bool *verifier, bool *maps, char **run, size_t *n_run)
+{
+	unsigned long long *load = calloc(o->parts, sizeof(*load));
+	size_t i, kept = 0;
+
+	if (!load)
+		return;
+	/* Costliest first: test_maps, test_verifier, then the tests in order. */
+	struct { bool *wanted; unsigned int cost; } runners[] = {
+		{ maps, KS_COST_MAPS }, { verifier, KS_COST_VERIFIER },
+	};
+	for (size_t r = 0; r < 2; r++) {
+		unsigned int p = least_loaded(load, o->parts);
+
+		if (!*runners[r].wanted)
+			continue;
+		load[p] += runners[r].cost;
+		*runners[r].wanted = p == o->part - 1;
+	}
+	for (i = 0; i < *n_run; i++) {
+		unsigned int p = least_loaded(load, o->parts);
+
+		load[p] += KS_COST_TEST;
+		if (p == o->part - 1)
+			run[kept++] = run[i];
+	}
+	*n_run = kept;
+	free(load);
+}
+
+#define REPORT_LONGOPTS								\
+	{ "summary", required_argument, NULL, OPT_SUMMARY },		\
+	{ "junit", required_argument, NULL, OPT_JUNIT },		\
+	{ "baseline", required_argument, NULL, OPT_BASELINE },		\
+	{ "write-baseline", required_argument, NULL, OPT_WRITE_BASELINE }
+
+/* The options of what is written and of the gate; -1 when C is none. */
+static int report_option(struct ks_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_SUMMARY: o->summary = arg; return EXIT_OK;
+	case OPT_JUNIT: o->junit = arg; return EXIT_OK;
+	case OPT_BASELINE: o->baseline = arg; return EXIT_OK;
+	case OPT_WRITE_BASELINE: o->write_baseline = arg; return EXIT_OK;
+	case OPT_RETRIES:
+		return option_uint(&o->common, "--retries", arg, 0, KS_RETRIES_MAX, "runs", &o->retries);
+	}
+	return -1;
+}
+
+/* Before anything runs: the files to write can be written, the baseline
+ * read (into GATE). */
+static int reports_check(const struct ks_opts *o, struct ks_gate *gate)
+{
+	char why[256];
+	int code = EXIT_OK;
+
+	if (o->summary)
+		code = summary_file_check(&o->common, o->summary);
+	if (code == EXIT_OK && o->junit)
+		code = junit_file_check(&o->common, o->junit);
+	if (code == EXIT_OK && o->baseline && ks_results_load(&gate->base, o->baseline, NULL, NULL, why, sizeof(why)))
+		code = fail(&o->common, EXIT_USAGE, "input", "--baseline %s: %s", o->baseline, why);
+	return code;
+}
+
+/* The report (KTAP and summary, or JSON), the files asked for, and the exit
+ * code: against a baseline (GATE, compared) only what it lost fails. */
+static int report(const struct ks_opts *o, struct ks_results *results, double wall_s, int jobs,
+		  struct ks_gate *gate)
+{
+	int counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
+
+	if (o->write_baseline)
+		save_baseline(results, wall_s, jobs, o->write_baseline);
+	if (o->common.json) {
+		json_object *doc = ks_results_json(results, wall_s, jobs);
+
+		if (gate)
+			json_object_object_add(doc, "baseline", ks_gate_json(gate, o->baseline));
+		print_document(doc);
+		json_object_put(doc);
+	} else {
+		ks_print_ktap(stdout, results);
+		ks_print_summary(stdout, results, wall_s, jobs);
+		if (gate)
+			ks_gate_print(stdout, gate, o->baseline);
+	}
+	if (o->summary && summary_kselftest(o->summary, results, wall_s))
+		fprintf(stderr, "bpfuml: --summary %s: %s\n", o->summary, strerror(errno));
+	if (o->junit && junit_kselftest(o->junit, results, wall_s))
+		fprintf(stderr, "bpfuml: --junit %s: cannot write it\n", o->junit);
+	if (gate)
+		return ks_gate_regressions(gate, false) ? EXIT_REJECTED : EXIT_OK;
+	ks_count(results, false, counts);
+	ks_count(results, true, sub_counts);
+	return counts[KS_ERROR] || sub_counts[KS_ERROR] ? EXIT_INFRA :
+	       counts[KS_FAIL] || sub_counts[KS_FAIL] ? EXIT_REJECTED : EXIT_OK;
+}
+
 static int usage(const struct ks_opts *o, const char *msg)
 {
 	return fail(&o->common, EXIT_USAGE, "usage", "%s; see bpfuml help kselftest", msg);
@@ -544,11 +693,9 @@ int cmd_kselftest(int argc, char **argv)
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "runners", required_argument, NULL, OPT_RUNNERS },
 		{ "denylist", required_argument, NULL, OPT_DENYLIST },
-		{ "summary", required_argument, NULL, OPT_SUMMARY },
-		{ "junit", required_argument, NULL, OPT_JUNIT },
-		{ "baseline", required_argument, NULL, OPT_BASELINE },
-		{ "write-baseline", required_argument, NULL, OPT_WRITE_BASELINE },
+		REPORT_LONGOPTS,
 		{ "retries", required_argument, NULL, OPT_RETRIES },
+		{ "shard", required_argument, NULL, OPT_SHARD },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
@@ -558,16 +705,15 @@ int cmd_kselftest(int argc, char **argv)
 	struct ks_results results = { 0 };
 	struct shard *shards = NULL;
 	size_t n_names = 0, n_shards = 0, i, n_run = 0;
+	bool with_verifier, with_maps;
 	char **names = NULL, **run = NULL, dir[PATH_MAX + 32], default_deny[PATH_MAX + 64];
 	char denylist_abs[PATH_MAX], base[PATH_MAX];
 	long long start = now_ns();
-	const char *summary = NULL, *junit = NULL, *baseline = NULL, *write_baseline = NULL;
 	struct ks_gate gate = { 0 };
-	unsigned int retries = 1;
-	char why[256];
-	int c, code, bad_line = 0, counts[KS_NR_STATUS], sub_counts[KS_NR_STATUS];
+	int c, code, bad_line = 0;
 
 	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
+	o.retries = 1;
 	o.mem_mb = KS_MEM_MB;
 	o.cpus = KS_CPUS;
 	while ((c = getopt_long(argc, argv, "t:j:", longopts, NULL)) != -1) {
@@ -599,27 +745,13 @@ int cmd_kselftest(int argc, char **argv)
 			o.denylist = optarg;
 			code = EXIT_OK;
 			break;
-		case OPT_SUMMARY:
-			summary = optarg;
-			code = EXIT_OK;
-			break;
-		case OPT_JUNIT:
-			junit = optarg;
-			code = EXIT_OK;
-			break;
-		case OPT_BASELINE:
-			baseline = optarg;
-			code = EXIT_OK;
-			break;
-		case OPT_WRITE_BASELINE:
-			write_baseline = optarg;
-			code = EXIT_OK;
-			break;
-		case OPT_RETRIES:
-			code = option_uint(&o.common, "--retries", optarg, 0, KS_RETRIES_MAX, "runs", &retries);
+		case OPT_SHARD:
+			code = parse_part(&o, optarg);
 			break;
 		default:
-			code = common_option(&o.common, c, optarg);
+			code = report_option(&o, c, optarg);
+			if (code < 0)
+				code = common_option(&o.common, c, optarg);
 			if (code < 0)
 				code = EXIT_OK;
 		}
@@ -632,14 +764,8 @@ int cmd_kselftest(int argc, char **argv)
 	if (!o.common.timeout_s)
 		o.common.timeout_s = KS_TIMEOUT_S;
 	common_finish(&o.common);
-	if (summary && (code = summary_file_check(&o.common, summary)) != EXIT_OK)
+	if ((code = reports_check(&o, &gate)) != EXIT_OK)
 		return code;
-	if (junit && (code = junit_file_check(&o.common, junit)) != EXIT_OK)
-		return code;
-	if (baseline && ks_baseline_load(&gate.base, baseline, why, sizeof(why))) {
-		ks_gate_free(&gate);
-		return fail(&o.common, EXIT_USAGE, "input", "--baseline %s: %s", baseline, why);
-	}
 	if (strcmp(o.common.backend, "uml"))
 		return usage(&o, "kselftest runs on the uml backend only");
 	/* -t alone means test_progs alone; a full run has all three runners. */
@@ -669,14 +795,9 @@ int cmd_kselftest(int argc, char **argv)
 	session_install_signal_handlers();
 
 	shards = calloc(MAX_SHARDS + 2, sizeof(*shards));
-	/* The long single-process runners first, so they overlap the batches. */
-	if (runner_wanted(&o, "test_verifier"))
-		shards[n_shards++].runner = "test_verifier";
-	if (runner_wanted(&o, "test_maps"))
-		shards[n_shards++].runner = "test_maps";
+	with_verifier = runner_wanted(&o, "test_verifier");
+	with_maps = runner_wanted(&o, "test_maps");
 	if (runner_wanted(&o, "test_progs")) {
-		size_t per;
-
 		code = list_tests(&paths, &o, dir, &names, &n_names);
 		if (code != EXIT_OK)
 			goto out;
@@ -685,12 +806,25 @@ int cmd_kselftest(int argc, char **argv)
 		for (i = 0; i < n_names; i++) {
 			const struct ks_deny *d = ks_denied_test(&deny, names[i]);
 
-			if (d)
+			/* Denied tests are reported once, by the first part. */
+			if (d && o.part <= 1)
 				ks_add(&results, "test_progs", names[i], false, KS_DENIED, d->reason);
-			else
+			else if (!d)
 				run[n_run++] = names[i];
 		}
-		add_denied(&results, &deny, names, n_names);
+		if (o.part <= 1)
+			add_denied(&results, &deny, names, n_names);
+	}
+	if (o.parts)
+		pick_part(&o, &with_verifier, &with_maps, run, &n_run);
+	/* The long single-process runners first, so they overlap the batches. */
+	if (with_verifier)
+		shards[n_shards++].runner = "test_verifier";
+	if (with_maps)
+		shards[n_shards++].runner = "test_maps";
+	if (n_run) {
+		size_t per;
+
 		/* Several batches per guest slot even out long and short tests. */
 		per = o.batch > 0 ? (size_t)o.batch : (n_run + o.jobs * 6 - 1) / (o.jobs * 6);
 		/* Half the slots at most: the rest are for retries. */
@@ -708,8 +842,13 @@ int cmd_kselftest(int argc, char **argv)
 	    (code = check_space(&o.common, base, n_shards < o.jobs ? n_shards : o.jobs, o.mem_mb,
 				", or use fewer -j or a smaller --mem")) != EXIT_OK)
 		goto out;
-	fprintf(stderr, "bpfuml: kselftest: %zu test_progs test(s) to run, %zu denied, "
-			"%zu guest run(s), %u in parallel\n", n_run, n_names - n_run, n_shards, o.jobs);
+	if (o.parts)
+		fprintf(stderr, "bpfuml: kselftest: part %u of %u: %zu test_progs test(s)%s%s, ", o.part, o.parts,
+			n_run, with_verifier ? ", test_verifier" : "", with_maps ? ", test_maps" : "");
+	else
+		fprintf(stderr, "bpfuml: kselftest: %zu test_progs test(s) to run, %zu denied, ", n_run,
+			n_names - n_run);
+	fprintf(stderr, "%zu guest run(s), %u in parallel\n", n_shards, o.jobs);
 	code = run_shards(shards, n_shards, MAX_SHARDS + 2, &results, &paths, &o, dir);
 	if (code != EXIT_OK)
 		goto out;
@@ -718,38 +857,12 @@ int cmd_kselftest(int argc, char **argv)
 
 	ks_sort(&results);
 
-	if (baseline) {
-		code = gate_against_baseline(&gate, &results, retries, &paths, &o, dir);
+	if (o.baseline) {
+		code = gate_against_baseline(&gate, &results, o.retries, &paths, &o, dir);
 		if (code != EXIT_OK)
 			goto out;
 	}
-	if (write_baseline)
-		save_baseline(&results, wall_s, o.jobs, write_baseline);
-	if (o.common.json) {
-		json_object *doc = ks_results_json(&results, wall_s, o.jobs);
-
-		if (baseline)
-			json_object_object_add(doc, "baseline", ks_gate_json(&gate, baseline));
-		print_document(doc);
-		json_object_put(doc);
-	} else {
-		ks_print_ktap(stdout, &results);
-		ks_print_summary(stdout, &results, wall_s, o.jobs);
-		if (baseline)
-			ks_gate_print(stdout, &gate, baseline);
-	}
-	if (summary && summary_kselftest(summary, &results, wall_s))
-		fprintf(stderr, "bpfuml: --summary %s: %s\n", summary, strerror(errno));
-	if (junit && junit_kselftest(junit, &results, wall_s))
-		fprintf(stderr, "bpfuml: --junit %s: cannot write it\n", junit);
-	ks_count(&results, false, counts);
-	ks_count(&results, true, sub_counts);
-	/* Against a baseline only what it lost fails the run. */
-	if (baseline)
-		code = ks_gate_regressions(&gate, false) ? EXIT_REJECTED : EXIT_OK;
-	else
-		code = counts[KS_ERROR] || sub_counts[KS_ERROR] ? EXIT_INFRA :
-		       counts[KS_FAIL] || sub_counts[KS_FAIL] ? EXIT_REJECTED : EXIT_OK;
+	code = report(&o, &results, wall_s, o.jobs, o.baseline ? &gate : NULL);
 out:
 	for (i = 0; i < n_names; i++)
 		free(names[i]);
@@ -758,6 +871,69 @@ out:
 	free(shards);
 	ks_free(&results);
 	ks_denylist_free(&deny);
+	ks_gate_free(&gate);
+	return code;
+}
+
+/*
+ * `bpfuml kselftest-merge PART.json...`: the results of `kselftest --shard
+ * I/N --json` jobs joined into one run's, reported as kselftest reports
+ * (KTAP and summary or JSON, --junit, --summary, --baseline without retries:
+ * no guest runs here).  A test in two parts means the parts do not belong
+ * to one split: refused.  Wall time is the longest part's (they ran side
+ * by side), jobs the sum.
+ */
+int cmd_kselftest_merge(int argc, char **argv)
+{
+	static const struct option longopts[] = { REPORT_LONGOPTS, COMMON_LONGOPTS, { 0 } };
+	struct ks_opts o = { .common = COMMON_OPTS_DEFAULT };
+	struct ks_results merged = { 0 };
+	struct ks_gate gate = { 0 };
+	double wall_s = 0;
+	int c, code, jobs = 0;
+	char why[256];
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		code = report_option(&o, c, optarg);
+		if (code < 0)
+			code = common_option(&o.common, c, optarg);
+		if (code >= 0 && code != EXIT_OK)
+			return code;
+	}
+	common_finish(&o.common);
+	if (optind >= argc)
+		return fail(&o.common, EXIT_USAGE, "usage", "usage: bpfuml kselftest-merge PART.json... [--json] "
+			    "[--junit FILE] [--summary FILE] [--baseline FILE]; see bpfuml help kselftest-merge");
+	code = reports_check(&o, &gate);
+	for (int f = optind; code == EXIT_OK && f < argc; f++) {
+		struct ks_results part = { 0 };
+		double part_wall = 0;
+		int part_jobs = 0;
+
+		if (ks_results_load(&part, argv[f], &part_wall, &part_jobs, why, sizeof(why))) {
+			code = fail(&o.common, EXIT_USAGE, "input", "%s: %s", argv[f], why);
+		} else {
+			for (size_t i = 0; code == EXIT_OK && i < part.n; i++) {
+				const struct ks_result *x = &part.v[i];
+
+				if (ks_find(&merged, x->runner, x->name))
+					code = fail(&o.common, EXIT_USAGE, "input", "%s: %s is in an earlier part too: "
+						    "give each part of one --shard split once", argv[f], x->name);
+				else
+					ks_add(&merged, x->runner, x->name, x->subtest, x->status, x->reason);
+			}
+			wall_s = part_wall > wall_s ? part_wall : wall_s;
+			jobs += part_jobs;
+		}
+		ks_free(&part);
+	}
+	if (code == EXIT_OK && o.baseline && ks_gate_compare(&gate, &merged, all_runners, true, NULL))
+		code = fail(&o.common, EXIT_INFRA, "infrastructure", "out of memory");
+	if (code == EXIT_OK) {
+		ks_sort(&merged);
+		code = report(&o, &merged, wall_s, jobs, o.baseline ? &gate : NULL);
+	}
+	ks_free(&merged);
 	ks_gate_free(&gate);
 	return code;
 }

@@ -81,6 +81,10 @@ void ks_count(const struct ks_results *r, bool subtests, int counts[KS_NR_STATUS
 void ks_print_ktap(FILE *out, const struct ks_results *r);
 void ks_print_summary(FILE *out, const struct ks_results *r, double wall_s, int jobs);
 json_object *ks_results_json(const struct ks_results *r, double wall_s, int jobs);
+/* Read PATH, a `kselftest --json` document (the user's file: size-capped,
+ * its shape checked), into R, with its wall time and jobs when asked:
+ * 0, or -1 with WHY (kselftest_gate.c). */
+int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int *jobs, char *why, size_t len);
 
 /* ---- the gate against a baseline (kselftest_gate.c) ---------------------- */
 
@@ -100,8 +104,6 @@ struct ks_gate {
 	size_t n_changes;
 };
 
-/* Read PATH, a `kselftest --json` document, into BASE: 0, or -1 with WHY. */
-int ks_baseline_load(struct ks_results *base, const char *path, char *why, size_t len);
 /* The changes from G->base to NOW (which must outlive G's use), for the
  * baseline's tests whose runner this run SELECTED; a test of the baseline
  * that NOW lacks is a regression when MISSING_COUNTS (a run of everything),

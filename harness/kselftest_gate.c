@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kselftest_gate.c — `kselftest --baseline FILE`: the run judged against an
- * earlier one, as a pre-submit gate.  A test or subtest that passed in the
+/* kselftest_gate.c — a kselftest result read back (ks_results_load: a
+ * baseline, the parts kselftest-merge joins), and `kselftest --baseline
+ * FILE`: the run judged against an earlier one, as a pre-submit gate.  A test or subtest that passed in the
  * baseline and does not pass now (failed, skipped, denied, no result, or
  * missing) is a regression; cmd_kselftest.c runs each regressed test_progs
  * test once more alone, and one that passes then is reported flaky, not
@@ -17,7 +18,7 @@
 #include "bpfuml.h"
 #include "kselftest.h"
 
-#define BASELINE_MAX ((size_t)256 << 20)
+#define KS_RESULTS_MAX ((size_t)256 << 20)
 
 static enum ks_status status_of_name(const char *name)
 {
@@ -27,14 +28,14 @@ static enum ks_status status_of_name(const char *name)
 	return KS_NR_STATUS;
 }
 
-int ks_baseline_load(struct ks_results *base, const char *path, char *why, size_t len)
+int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int *jobs, char *why, size_t len)
 {
 	json_object *doc, *schema, *results;
 	char *text = NULL;
 	size_t n, i;
 	int err;
 
-	err = read_whole_file(path, BASELINE_MAX, &text, &n);
+	err = read_whole_file(path, KS_RESULTS_MAX, &text, &n);
 	if (err) {
 		snprintf(why, len, "%s", strerror(-err));
 		return -1;
@@ -60,8 +61,13 @@ int ks_baseline_load(struct ks_results *base, const char *path, char *why, size_
 			return -1;
 		}
 		json_object_object_get_ex(x, "subtest", &sub);
-		ks_add(base, runner, name, sub && json_object_get_boolean(sub), status_of_name(status), NULL);
+		ks_add(r, runner, name, sub && json_object_get_boolean(sub), status_of_name(status),
+		       json_str(x, "reason"));
 	}
+	if (wall_s)
+		*wall_s = json_object_object_get_ex(doc, "wall_s", &schema) ? json_object_get_double(schema) : 0;
+	if (jobs)
+		*jobs = json_int(doc, "jobs", 0);
 	json_object_put(doc);
 	return 0;
 }

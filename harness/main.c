@@ -91,7 +91,7 @@ static const struct command commands[] = {
 	  "which map types can be created.  Failures carry the verifier's error line,\n"
 	  "and on UML a note when the cause is UML itself.  Compare with\n"
 	  "--backend qemu, the x86_64 answer." },
-	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N] [--summary FILE] [--junit FILE] [--baseline FILE] [--write-baseline FILE] [--retries N]",
+	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N] [--summary FILE] [--junit FILE] [--baseline FILE] [--write-baseline FILE] [--retries N] [--shard I/N]",
 	  "Run the kernel tree's own BPF selftests in UML guests: test_progs (sharded:\n"
 	  "batches of tests, -j guests at a time, default the number of cores),\n"
 	  "test_verifier and test_maps (one guest each), built by `make kselftest-build`\n"
@@ -107,12 +107,20 @@ static const struct command commands[] = {
 	  "document (schema bpfuml-kselftest/1).  --summary FILE appends a Markdown\n"
 	  "summary (counts, each failure with the end of its log) for a CI page such\n"
 	  "as $GITHUB_STEP_SUMMARY; --junit FILE writes JUnit XML (tests and\n"
-	  "subtests; skipped and denied as skipped).  --write-baseline FILE saves\n"
+	  "subtests; skipped and denied as skipped).  --shard I/N runs this CI\n"
+	  "job's part of N (the same split in every job, the denied tests reported\n"
+	  "by part 1; kselftest-merge joins the parts).  --write-baseline FILE saves\n"
 	  "the run; --baseline FILE judges it against one: only a test or subtest\n"
 	  "that passed there and not now fails the run (exit 1), each regressed test\n"
 	  "run once more alone first (--retries N) and called flaky if it passes;\n"
 	  "new passes are listed.  Exit 0 when nothing failed, 1 when a\n"
 	  "test failed, 3 when a guest died or timed out (its tests: error)." },
+	{ "kselftest-merge", cmd_kselftest_merge, "kselftest-merge PART.json... [--junit FILE] [--summary FILE] [--baseline FILE]",
+	  "Join the --json results of `kselftest --shard I/N` jobs (CI jobs that each\n"
+	  "ran one part of the same split) into one run's, reported as kselftest\n"
+	  "reports them: KTAP and summary, or --json; --junit, --summary and\n"
+	  "--baseline as for kselftest (without retries: nothing runs here).  A test\n"
+	  "found in two parts is refused.  Exit codes as kselftest's." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },
 };

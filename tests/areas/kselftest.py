@@ -288,3 +288,51 @@ def kselftest_baseline_that_is_not_one_is_refused():
                            (os.path.join(tmp, 'none.json'), 'No such file')):
             code, doc, out, err = fake_kselftest('--baseline', path)
             check(code == EXIT_USAGE and path in err and says in err, f'{path}: exit {code} {err!r}')
+
+
+@test
+def kselftest_shards_together_run_each_test_once_and_merge_into_one_run():
+    # N CI jobs with --shard I/N, joined by kselftest-merge: the same
+    # per-test results as one run, no test twice, none missing.
+    code, whole, out, err = fake_kselftest('-j', '2', '--json')
+    check(whole, f'the whole run: exit {code} {err[-500:]}')
+    with tempfile.TemporaryDirectory() as tmp:
+        parts, seen = [], {}
+        for i in range(1, 5):
+            code, doc, out, err = fake_kselftest('-j', '2', '--json', '--shard', f'{i}/4')
+            check(doc, f'part {i}: exit {code} {err[-500:]}')
+            for r in doc['results']:
+                key = (r['runner'], r['name'])
+                check(key not in seen, f'{key} in part {seen.get(key)} and part {i}')
+                seen[key] = i
+            parts.append(os.path.join(tmp, f'part{i}.json'))
+            with open(parts[-1], 'w') as f:
+                json.dump(doc, f)
+        env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+        junit = os.path.join(tmp, 'k.xml')
+        proc = subprocess.run([BPFUML, 'kselftest-merge', *parts, '--json', '--junit', junit],
+                              capture_output=True, text=True, timeout=60, env=env)
+        merged = json.loads(proc.stdout)
+        check(os.path.getsize(junit) > 0, 'no JUnit from the merge')
+        again = subprocess.run([BPFUML, 'kselftest-merge', parts[0], parts[0]], capture_output=True, text=True,
+                               timeout=60, env=env)
+        bad_part = os.path.join(tmp, 'part9.json')
+        with open(bad_part, 'w') as f:
+            f.write('{"schema": "bpfuml-kselftest/1"}')
+        broken = subprocess.run([BPFUML, 'kselftest-merge', parts[0], bad_part], capture_output=True, text=True,
+                                timeout=60, env=env)
+    status = lambda d: {(r['runner'], r['name']): r['status'] for r in d['results']}
+    check(status(merged) == status(whole), f'merged {status(merged)}\nwhole  {status(whole)}')
+    check(merged['tests'] == whole['tests'] and merged['subtests'] == whole['subtests'],
+          f'counts: merged {merged["tests"]} whole {whole["tests"]}')
+    check(proc.returncode == code_of(whole), f'merge exit {proc.returncode}, the run\'s {code_of(whole)}')
+    check(again.returncode == EXIT_USAGE and 'is in an earlier part too' in again.stderr, again.stderr)
+    check(broken.returncode == EXIT_USAGE and bad_part in broken.stderr, broken.stderr)
+    code, doc, out, err = fake_kselftest('--shard', '5/4')
+    check(code == EXIT_USAGE and '--shard' in err, f'5/4: exit {code} {err!r}')
+
+
+def code_of(doc):
+    """A kselftest run's exit code, from its counts (as `kselftest` decides)."""
+    t, s = doc['tests'], doc['subtests']
+    return EXIT_INFRA if t['error'] or s['error'] else EXIT_REJECTED if t['failed'] or s['failed'] else EXIT_OK
