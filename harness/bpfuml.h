@@ -132,6 +132,11 @@ struct diag_log;
 void print_no_report(FILE *out, const struct diag_log *log);
 
 
+/* OPTION's file PATH can be written (opened to append, so an existing one
+ * keeps its text until the report replaces or extends it): EXIT_OK, else a
+ * usage error said — checked before a run, which would be lost after it. */
+int report_file_check(const struct common_opts *opts, const char *option, const char *path);
+
 /* A user's file (a log, a JSON document) read whole, NUL-terminated: 0, or
  * -errno; -EFBIG beyond MAX bytes (reading /dev/zero ends). */
 int read_whole_file(const char *path, size_t max, char **text, size_t *len);

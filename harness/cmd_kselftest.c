@@ -636,9 +636,9 @@ static int reports_check(const struct ks_opts *o, struct ks_gate *gate)
 	int code = EXIT_OK;
 
 	if (o->summary)
-		code = summary_file_check(&o->common, o->summary);
+		code = report_file_check(&o->common, "--summary", o->summary);
 	if (code == EXIT_OK && o->junit)
-		code = junit_file_check(&o->common, o->junit);
+		code = report_file_check(&o->common, "--junit", o->junit);
 	if (code == EXIT_OK && o->baseline && ks_results_load(&gate->base, o->baseline, NULL, NULL, why, sizeof(why)))
 		code = fail(&o->common, EXIT_USAGE, "input", "--baseline %s: %s", o->baseline, why);
 	return code;

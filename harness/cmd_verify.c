@@ -365,9 +365,9 @@ int cmd_verify(int argc, char **argv)
 	}
 	common_finish(&opts);
 	/* Found unwritable after the boot, the run would be lost. */
-	code = summary ? summary_file_check(&opts, summary) : EXIT_OK;
+	code = summary ? report_file_check(&opts, "--summary", summary) : EXIT_OK;
 	if (code == EXIT_OK && junit)
-		code = junit_file_check(&opts, junit);
+		code = report_file_check(&opts, "--junit", junit);
 	if (code != EXIT_OK) {
 		json_object_put(wanted);
 		json_object_put(targets);

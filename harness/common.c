@@ -495,3 +495,13 @@ out:
 	free(buf);
 	return err;
 }
+
+int report_file_check(const struct common_opts *opts, const char *option, const char *path)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f)
+		return fail(opts, EXIT_USAGE, "usage", "%s %s: %s", option, path, strerror(errno));
+	fclose(f);
+	return EXIT_OK;
+}

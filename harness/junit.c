@@ -134,16 +134,6 @@ static int junit_close(xmlTextWriterPtr w, int rc)
 	return rc < 0 ? -1 : 0;
 }
 
-int junit_file_check(const struct common_opts *opts, const char *path)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return fail(opts, EXIT_USAGE, "usage", "--junit %s: %s", path, strerror(errno));
-	fclose(f);
-	return EXIT_OK;
-}
-
 /* ---- verify ---------------------------------------------------------------- */
 
 /* What a failed program's <failure> says: its report, else its error line. */

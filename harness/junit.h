@@ -6,15 +6,11 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-struct common_opts;
 struct session;
 struct ks_results;
 
 #include "summary.h"	/* struct summary_object: a verify run's objects */
 
-/* --junit PATH can be written: EXIT_OK, else a usage error said, before
- * anything runs. */
-int junit_file_check(const struct common_opts *opts, const char *path);
 /* Write the report of a verify run (SECONDS: its guest's time) to PATH;
  * 0, or -1. */
 int junit_verify(const char *path, struct session *s, const struct summary_object *objects, size_t n,

@@ -26,16 +26,6 @@
 #define FENCE "````````````````"
 #define FENCE_MAX 16
 
-int summary_file_check(const struct common_opts *opts, const char *path)
-{
-	FILE *f = fopen(path, "a");
-
-	if (!f)
-		return fail(opts, EXIT_USAGE, "usage", "--summary %s: %s", path, strerror(errno));
-	fclose(f);
-	return EXIT_OK;
-}
-
 /* TEXT in a table cell (MARKDOWN: Markdown's specials escaped too) or in
  * HTML, as a <summary> is. */
 static void md_text(FILE *out, const char *text, bool markdown)

@@ -6,13 +6,9 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-struct common_opts;
 struct session;
 struct ks_results;
 
-/* --summary PATH can be appended to (created if missing): EXIT_OK, else a
- * usage error said, before anything runs. */
-int summary_file_check(const struct common_opts *opts, const char *path);
 
 /* One object of a verify run: its programs (the guest's records), or why
  * it could not be opened. */
