@@ -497,8 +497,9 @@ static int gate_against_baseline(struct ks_gate *gate, struct ks_results *result
 	size_t n = 0, i, j;
 	int code = EXIT_OK;
 
-	/* A run of some tests (-t) is judged on those it ran. */
-	if (ks_gate_compare(gate, results, runner_selected, !o->filter, (void *)o))
+	/* A run of some tests (-t, or one --shard part) is judged on those it
+	 * ran; the whole run, on everything of the baseline. */
+	if (ks_gate_compare(gate, results, runner_selected, !o->filter && !o->parts, (void *)o))
 		return fail(&o->common, EXIT_INFRA, "infrastructure", "out of memory");
 	tests = calloc(gate->n_changes + 1, sizeof(*tests));
 	for (i = 0; tests && i < gate->n_changes; i++) {

@@ -330,6 +330,15 @@ def kselftest_shards_together_run_each_test_once_and_merge_into_one_run():
     check(broken.returncode == EXIT_USAGE and bad_part in broken.stderr, broken.stderr)
     code, doc, out, err = fake_kselftest('--shard', '5/4')
     check(code == EXIT_USAGE and '--shard' in err, f'5/4: exit {code} {err!r}')
+    # A part judged against the whole run's baseline: the tests of other
+    # parts are not "missing".
+    with tempfile.TemporaryDirectory() as tmp:
+        base = os.path.join(tmp, 'whole.json')
+        with open(base, 'w') as f:
+            json.dump(whole, f)
+        code, doc, out, err = fake_kselftest('-j', '2', '--json', '--shard', '3/4', '--baseline', base)
+        check(doc and doc['baseline']['regressions'] == [], f'part 3 against the whole run: exit {code} '
+              f'{doc and doc["baseline"]}')
 
 
 def code_of(doc):
