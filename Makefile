@@ -144,8 +144,9 @@ $(B)/tests/rhash_suite: $(RHASH_SUITE_SRCS) tests/rhash/suite.h $(GUEST_COMMON) 
 		$(RHASH_SUITE_SRCS) tests/smoke/guest.c $(GUEST_LDLIBS)
 
 # Harness objects see the tree's UAPI and libbpf headers (build/include),
-# and libxml2's (JUnit reports; Debian's path: pkg-config is not there
-# before `make` has installed the packages).
+# and libxml2's (JUnit reports, junit.c, which opens the library only when
+# it writes one; Debian's path: pkg-config is not there before `make` has
+# installed the packages).
 XML_CFLAGS := -I/usr/include/libxml2
 $(B)/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)
 	$(call msg,CC,$@)
@@ -154,7 +155,7 @@ $(B)/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)
 
 $(B)/bin/bpfuml: $(HARNESS_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c -lxml2
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ -ljson-c
 
 $(B)/bin/bpfuml-agent: $(AGENT_OBJS) $(B)/lib/libbpf.a
 	$(call msg,LINK,$@)
@@ -186,7 +187,7 @@ $(B)/asan/harness/%.o: harness/%.c $(KERNEL_OUTPUTS)
 $(B)/asan/bin/bpfuml: $(ASAN_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ASAN_CFLAGS) -o $@ $^ -ljson-c -lxml2
+	$(Q)$(CC) $(ASAN_CFLAGS) -o $@ $^ -ljson-c
 
 $(B)/asan/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $$(addprefix $(B)/asan/harness/,$$(UNIT_$$*_OBJS))
 	$(call msg,LINK,$@)
