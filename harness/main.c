@@ -115,12 +115,13 @@ static const struct command commands[] = {
 	  "run once more alone first (--retries N) and called flaky if it passes;\n"
 	  "new passes are listed.  Exit 0 when nothing failed, 1 when a\n"
 	  "test failed, 3 when a guest died or timed out (its tests: error)." },
-	{ "kselftest-merge", cmd_kselftest_merge, "kselftest-merge PART.json... [--junit FILE] [--summary FILE] [--baseline FILE]",
+	{ "kselftest-merge", cmd_kselftest_merge, "kselftest-merge PART.json... [--junit FILE] [--summary FILE] [--baseline FILE] [--write-baseline FILE]",
 	  "Join the --json results of `kselftest --shard I/N` jobs (CI jobs that each\n"
 	  "ran one part of the same split) into one run's, reported as kselftest\n"
-	  "reports them: KTAP and summary, or --json; --junit, --summary and\n"
-	  "--baseline as for kselftest (without retries: nothing runs here).  A test\n"
-	  "found in two parts is refused.  Exit codes as kselftest's." },
+	  "reports them: KTAP and summary, or --json; --junit, --summary,\n"
+	  "--baseline and --write-baseline as for kselftest (no retries: nothing\n"
+	  "runs here).  A test found in two parts is refused.  Exit codes as\n"
+	  "kselftest's." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },
 };
