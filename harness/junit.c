@@ -182,24 +182,6 @@ static int junit_close(xmlTextWriterPtr w, int rc)
 
 /* ---- verify ---------------------------------------------------------------- */
 
-/* What a failed program's <failure> says: its report, else its error line. */
-static void failure_message(const struct program_verdict *v, char *buf, size_t size)
-{
-	const struct diag_report *r = v->log ? v->log->report : NULL;
-
-	if (v->needs_jit)
-		snprintf(buf, size, "verified; the kernel then refused it without a JIT%s%s",
-			 v->uml_note ? ": " : "", v->uml_note ?: "");
-	else if (r && r->has_at && r->at.file)
-		snprintf(buf, size, "%s: %s (%s:%d)", r->category, r->problem, r->at.file, r->at.line);
-	else if (r)
-		snprintf(buf, size, "%s: %s", r->category, r->problem);
-	else if (v->log && v->log->legacy_error)
-		snprintf(buf, size, "%s", v->log->legacy_error);
-	else
-		snprintf(buf, size, "rejected without a verifier log");
-}
-
 int junit_verify(const char *path, struct session *s, const struct summary_object *objects, size_t n,
 		 double seconds)
 {
@@ -251,12 +233,11 @@ int junit_verify(const char *path, struct session *s, const struct summary_objec
 			rc = xml.start_element(w, BAD_CAST "testcase");
 			rc = rc < 0 ? rc : attr(w, "classname", objects[i].file);
 			rc = rc < 0 ? rc : attr(w, "name", v.name);
-			if (rc >= 0 && v.not_loaded) {
-				rc = outcome(w, "error", "not_loaded", v.not_loaded, NULL);
-			} else if (rc >= 0 && !v.accepted) {
-				failure_message(&v, message, sizeof(message));
+			program_verdict_reason(&v, message, sizeof(message));
+			if (rc >= 0 && v.not_loaded)
+				rc = outcome(w, "error", "not_loaded", message, NULL);
+			else if (rc >= 0 && !v.accepted)
 				rc = outcome(w, "failure", v.needs_jit ? "needs-jit" : v.verdict, message, v.log_text);
-			}
 			rc = rc < 0 ? rc : xml.end_element(w);
 			program_verdict_free(&v);
 		}

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bpfuml.h"
@@ -92,52 +93,31 @@ static const char *verdict_mark(const struct program_verdict *v)
 	return v->accepted ? "✅" : v->needs_jit ? "⚠️" : "❌";
 }
 
-static void why_cell(FILE *out, const struct program_verdict *v)
-{
-	const struct diag_report *r = v->log ? v->log->report : NULL;
-
-	if (v->accepted)
-		return;
-	if (v->not_loaded) {
-		fputs("not loaded: ", out);
-		md_cell(out, v->not_loaded);
-	} else if (v->needs_jit) {
-		fputs("verified; the kernel then refused it without a JIT", out);
-	} else if (r) {
-		md_cell(out, r->category);
-		fputs(": ", out);
-		md_cell(out, r->problem);
-		if (r->has_at && r->at.file) {
-			fprintf(out, " at ");
-			md_cell(out, r->at.file);
-			fprintf(out, ":%d", r->at.line);
-		}
-	} else if (v->log && v->log->legacy_error) {
-		md_cell(out, v->log->legacy_error);
-	}
-	if (v->uml_note) {
-		fputs(" (UML: ", out);
-		md_cell(out, v->uml_note);
-		fputc(')', out);
-	}
-}
-
 int summary_verify(const char *path, struct session *s, const struct summary_object *objects, size_t n)
 {
-	size_t i, j, programs = 0, not_accepted = 0;
-	FILE *out = fopen(path, "a");
+	size_t i, j, k, programs = 0, not_accepted = 0;
+	struct program_verdict *verdicts;
+	char reason[1024], title[512];
+	FILE *out;
 
-	if (!out)
-		return -1;
 	for (i = 0; i < n; i++)
-		for (j = 0; objects[i].programs && j < json_object_array_length(objects[i].programs); j++) {
-			programs++;
-			not_accepted += program_failed(json_object_array_get_idx(objects[i].programs, j));
+		programs += objects[i].programs ? json_object_array_length(objects[i].programs) : 0;
+	/* Each program judged once (its log parsed), for its row and its log. */
+	verdicts = calloc(programs ?: 1, sizeof(*verdicts));
+	out = verdicts ? fopen(path, "a") : NULL;
+	if (!out) {
+		free(verdicts);
+		return -1;
+	}
+	for (i = 0, k = 0; i < n; i++)
+		for (j = 0; objects[i].programs && j < json_object_array_length(objects[i].programs); j++, k++) {
+			program_verdict_init(&verdicts[k], s, json_object_array_get_idx(objects[i].programs, j));
+			not_accepted += !verdicts[k].accepted;
 		}
 	fprintf(out, "### bpfuml verify: %zu program(s) in %zu object(s), %zu accepted, %zu not accepted\n\n",
 		programs, n, programs - not_accepted, not_accepted);
 	fputs("| | Object | Program | Verdict | Insns | Why |\n|---|---|---|---|---|---|\n", out);
-	for (i = 0; i < n; i++) {
+	for (i = 0, k = 0; i < n; i++) {
 		if (objects[i].error) {
 			fputs("| ❌ | ", out);
 			md_cell(out, objects[i].file);
@@ -145,39 +125,36 @@ int summary_verify(const char *path, struct session *s, const struct summary_obj
 			md_cell(out, objects[i].error);
 			fputs(" |\n", out);
 		}
-		for (j = 0; objects[i].programs && j < json_object_array_length(objects[i].programs); j++) {
-			struct program_verdict v;
+		for (j = 0; objects[i].programs && j < json_object_array_length(objects[i].programs); j++, k++) {
+			const struct program_verdict *v = &verdicts[k];
 
-			program_verdict_init(&v, s, json_object_array_get_idx(objects[i].programs, j));
-			fprintf(out, "| %s | ", verdict_mark(&v));
+			fprintf(out, "| %s | ", verdict_mark(v));
 			md_cell(out, objects[i].file);
 			fputs(" | ", out);
-			md_cell(out, v.name);
+			md_cell(out, v->name);
 			fputs(" | ", out);
-			md_cell(out, v.verdict);
+			md_cell(out, v->verdict);
 			fputs(" | ", out);
-			if (v.log && v.log->stats.present)
-				fprintf(out, "%ld", v.log->stats.insns_processed);
+			if (v->log && v->log->stats.present)
+				fprintf(out, "%ld", v->log->stats.insns_processed);
 			fputs(" | ", out);
-			why_cell(out, &v);
+			if (!v->accepted) {
+				program_verdict_reason(v, reason, sizeof(reason));
+				md_cell(out, reason);
+			}
 			fputs(" |\n", out);
-			program_verdict_free(&v);
 		}
 	}
 	fputc('\n', out);
-	for (i = 0; i < n; i++)
-		for (j = 0; objects[i].programs && j < json_object_array_length(objects[i].programs); j++) {
-			struct program_verdict v;
-			char title[512];
-
-			program_verdict_init(&v, s, json_object_array_get_idx(objects[i].programs, j));
-			if (!v.accepted && v.log_text && *v.log_text) {
-				snprintf(title, sizeof(title), "%s: %s, the end of its verifier log", v.name,
-					 v.verdict);
-				md_log(out, title, v.log_text);
-			}
-			program_verdict_free(&v);
+	for (k = 0; k < programs; k++) {
+		if (!verdicts[k].accepted && verdicts[k].log_text && *verdicts[k].log_text) {
+			snprintf(title, sizeof(title), "%s: %s, the end of its verifier log", verdicts[k].name,
+				 verdicts[k].verdict);
+			md_log(out, title, verdicts[k].log_text);
 		}
+		program_verdict_free(&verdicts[k]);
+	}
+	free(verdicts);
 	return fclose(out) ? -1 : 0;
 }
 

@@ -207,3 +207,24 @@ void program_verdict_free(struct program_verdict *v)
 	v->log = NULL;
 	v->log_text = NULL;
 }
+
+void program_verdict_reason(const struct program_verdict *v, char *buf, size_t size)
+{
+	const struct diag_report *r = v->log ? v->log->report : NULL;
+	int n;
+
+	if (v->not_loaded)
+		n = snprintf(buf, size, "not loaded: %s", v->not_loaded);
+	else if (v->needs_jit)
+		n = snprintf(buf, size, "verified; the kernel then refused it without a JIT");
+	else if (r && r->has_at && r->at.file)
+		n = snprintf(buf, size, "%s: %s (%s:%d)", r->category, r->problem, r->at.file, r->at.line);
+	else if (r)
+		n = snprintf(buf, size, "%s: %s", r->category, r->problem);
+	else if (v->log && v->log->legacy_error)
+		n = snprintf(buf, size, "%s", v->log->legacy_error);
+	else
+		n = snprintf(buf, size, "rejected without a verifier log");
+	if (v->uml_note && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - n, " (UML: %s)", v->uml_note);
+}

@@ -31,6 +31,11 @@ struct program_verdict {
 	char reason[512];		/* storage for not_loaded */
 };
 
+/* Why V was not accepted, in one line for CI reports: why it was not
+ * loaded, its report's category and problem (and line), its error line, or
+ * that a verified program needs a JIT; UML's fidelity note after it. */
+void program_verdict_reason(const struct program_verdict *v, char *buf, size_t size);
+
 /* Judge PROG (an entry of the guest's "programs") of session S. */
 void program_verdict_init(struct program_verdict *v, struct session *s, json_object *prog);
 void program_verdict_free(struct program_verdict *v);
