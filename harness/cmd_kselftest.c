@@ -486,6 +486,27 @@ static bool runner_selected(const char *runner, void *ctx)
 	return runner_wanted(ctx, runner);
 }
 
+/* The test_progs tests of GATE's regressions not yet shown flaky, once
+ * each (a subtest's test), into *TESTS (malloc'ed names); their number. */
+static size_t regressed_tests(const struct ks_gate *gate, char ***tests)
+{
+	size_t n = 0, i, j;
+
+	*tests = calloc(gate->n_changes + 1, sizeof(**tests));
+	for (i = 0; *tests && i < gate->n_changes; i++) {
+		const struct ks_change *c = &gate->changes[i];
+		size_t len = strcspn(c->name, "/");
+
+		if (!ks_change_is_regression(c) || c->flaky || strcmp(c->runner, "test_progs"))
+			continue;
+		for (j = 0; j < n && (strlen((*tests)[j]) != len || strncmp((*tests)[j], c->name, len)); j++)
+			;
+		if (j == n)
+			(*tests)[n++] = strndup(c->name, len);
+	}
+	return n;
+}
+
 /* The test_progs tests a baseline's regressions belong to, each run once
  * more alone (RETRIES times at most): one that passes then is flaky. */
 static int gate_against_baseline(struct ks_gate *gate, struct ks_results *results, unsigned int retries,
@@ -494,26 +515,20 @@ static int gate_against_baseline(struct ks_gate *gate, struct ks_results *result
 	struct ks_results retried = { 0 };
 	struct shard *shards = NULL;
 	char **tests = NULL;
-	size_t n = 0, i, j;
+	size_t n, i;
 	int code = EXIT_OK;
 
 	/* A run of some tests (-t, or one --shard part) is judged on those it
 	 * ran; the whole run, on everything of the baseline. */
 	if (ks_gate_compare(gate, results, runner_selected, !o->filter && !o->parts, (void *)o))
 		return fail(&o->common, EXIT_INFRA, "infrastructure", "out of memory");
-	tests = calloc(gate->n_changes + 1, sizeof(*tests));
-	for (i = 0; tests && i < gate->n_changes; i++) {
-		const struct ks_change *c = &gate->changes[i];
-		size_t len = strcspn(c->name, "/");
-
-		if (!ks_change_is_regression(c) || strcmp(c->runner, "test_progs"))
-			continue;
-		for (j = 0; j < n && (strlen(tests[j]) != len || strncmp(tests[j], c->name, len)); j++)
-			;
-		if (j == n)
-			tests[n++] = strndup(c->name, len);
-	}
-	for (unsigned int round = 0; round < retries && n && code == EXIT_OK; round++) {
+	for (unsigned int round = 0; round < retries && code == EXIT_OK; round++) {
+		/* Only what still fails: a test shown flaky is not run again. */
+		n = regressed_tests(gate, &tests);
+		if (!n) {
+			free(tests);
+			break;
+		}
 		/* One guest per test, and as many spare slots for their retries. */
 		shards = calloc(2 * n, sizeof(*shards));
 		for (i = 0; shards && i < n; i++)
@@ -525,10 +540,11 @@ static int gate_against_baseline(struct ks_gate *gate, struct ks_results *result
 		free(shards);
 		ks_gate_mark_flaky(gate, &retried);
 		ks_free(&retried);
+		for (i = 0; i < n; i++)
+			free(tests[i]);
+		free(tests);
+		tests = NULL;
 	}
-	for (i = 0; i < n; i++)
-		free(tests[i]);
-	free(tests);
 	return code;
 }
 
