@@ -141,6 +141,11 @@ int report_file_check(const struct common_opts *opts, const char *option, const 
  * -errno; -EFBIG beyond MAX bytes (reading /dev/zero ends). */
 int read_whole_file(const char *path, size_t max, char **text, size_t *len);
 
+/* PATH, a document `bpfuml COMMAND --json` wrote (the user's file: at most
+ * MAX bytes, JSON, schema bpfuml-COMMAND/1): the document, or NULL with
+ * WHY, a clause to follow the path ("is not JSON (...)"). */
+json_object *read_our_document(const char *path, size_t max, const char *command, char *why, size_t len);
+
 const char *json_str(json_object *obj, const char *key);
 long long json_int(json_object *obj, const char *key, long long fallback);
 

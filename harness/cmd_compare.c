@@ -109,25 +109,14 @@ static int add_file(struct rows *rows, json_object *entry, bool is_new)
 static int load_document(const struct common_opts *opts, const char *path, bool is_new, struct rows *rows,
 			 json_object **doc)
 {
-	enum json_tokener_error jerr;
-	json_object *schema, *files;
-	char *text = NULL;
-	size_t len, i;
-	int err;
+	json_object *files;
+	char why[256];
+	size_t i;
+	int err = 0;
 
-	err = read_whole_file(path, COMPARE_DOC_MAX, &text, &len);
-	if (err)
-		return fail(opts, EXIT_USAGE, "input", "%s: %s", path,
-			    err == -EFBIG ? "larger than any verify document" : strerror(-err));
-	*doc = json_tokener_parse_verbose(text, &jerr);
-	free(text);
+	*doc = read_our_document(path, COMPARE_DOC_MAX, "verify", why, sizeof(why));
 	if (!*doc)
-		return fail(opts, EXIT_USAGE, "input", "%s is not JSON (%s); give the output of "
-			    "`bpfuml verify --json`", path, json_tokener_error_desc(jerr));
-	schema = member_of_type(*doc, "schema", json_type_string);
-	if (!schema || strcmp(json_object_get_string(schema), "bpfuml-verify/1"))
-		return fail(opts, EXIT_USAGE, "input", "%s is not a `bpfuml verify --json` document "
-			    "(its schema is not bpfuml-verify/1)", path);
+		return fail(opts, EXIT_USAGE, "input", "%s %s; give the output of `bpfuml verify --json`", path, why);
 	/* One file: the document is its entry.  Several: "files". */
 	files = member_of_type(*doc, "files", json_type_array);
 	if (!files)

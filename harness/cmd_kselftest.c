@@ -657,7 +657,7 @@ static int reports_check(const struct ks_opts *o, struct ks_gate *gate)
 	if (code == EXIT_OK && o->junit)
 		code = report_file_check(&o->common, "--junit", o->junit);
 	if (code == EXIT_OK && o->baseline && ks_results_load(&gate->base, o->baseline, NULL, NULL, why, sizeof(why)))
-		code = fail(&o->common, EXIT_USAGE, "input", "--baseline %s: %s", o->baseline, why);
+		code = fail(&o->common, EXIT_USAGE, "input", "--baseline %s %s", o->baseline, why);
 	return code;
 }
 
@@ -928,7 +928,7 @@ int cmd_kselftest_merge(int argc, char **argv)
 		int part_jobs = 0;
 
 		if (ks_results_load(&part, argv[f], &part_wall, &part_jobs, why, sizeof(why))) {
-			code = fail(&o.common, EXIT_USAGE, "input", "%s: %s", argv[f], why);
+			code = fail(&o.common, EXIT_USAGE, "input", "%s %s", argv[f], why);
 		} else {
 			for (size_t i = 0; code == EXIT_OK && i < part.n; i++) {
 				const struct ks_result *x = &part.v[i];

@@ -505,3 +505,35 @@ int report_file_check(const struct common_opts *opts, const char *option, const 
 	fclose(f);
 	return EXIT_OK;
 }
+
+json_object *read_our_document(const char *path, size_t max, const char *command, char *why, size_t len)
+{
+	enum json_tokener_error jerr;
+	json_object *doc, *schema;
+	char want[64], *text = NULL;
+	size_t n;
+	int err;
+
+	err = read_whole_file(path, max, &text, &n);
+	if (err) {
+		if (err == -EFBIG)
+			snprintf(why, len, "is larger than any `bpfuml %s --json` document", command);
+		else
+			snprintf(why, len, "cannot be read: %s", strerror(-err));
+		return NULL;
+	}
+	doc = json_tokener_parse_verbose(text, &jerr);
+	free(text);
+	if (!doc) {
+		snprintf(why, len, "is not JSON (%s)", json_tokener_error_desc(jerr));
+		return NULL;
+	}
+	snprintf(want, sizeof(want), "bpfuml-%s/1", command);
+	if (!json_object_object_get_ex(doc, "schema", &schema) || !json_object_is_type(schema, json_type_string) ||
+	    strcmp(json_object_get_string(schema), want)) {
+		snprintf(why, len, "is not a `bpfuml %s --json` document (its schema is not %s)", command, want);
+		json_object_put(doc);
+		return NULL;
+	}
+	return doc;
+}

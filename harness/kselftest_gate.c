@@ -30,23 +30,14 @@ static enum ks_status status_of_name(const char *name)
 
 int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int *jobs, char *why, size_t len)
 {
-	json_object *doc, *schema, *results;
-	char *text = NULL;
-	size_t n, i;
-	int err;
+	json_object *doc, *results, *wall;
+	size_t i;
 
-	err = read_whole_file(path, KS_RESULTS_MAX, &text, &n);
-	if (err) {
-		snprintf(why, len, "%s", strerror(-err));
+	doc = read_our_document(path, KS_RESULTS_MAX, "kselftest", why, len);
+	if (!doc)
 		return -1;
-	}
-	doc = json_tokener_parse(text);
-	free(text);
-	if (!doc || !json_object_object_get_ex(doc, "schema", &schema) ||
-	    !json_object_is_type(schema, json_type_string) ||
-	    strcmp(json_object_get_string(schema), "bpfuml-kselftest/1") ||
-	    !json_object_object_get_ex(doc, "results", &results) || !json_object_is_type(results, json_type_array)) {
-		snprintf(why, len, "not a `bpfuml kselftest --json` document (schema bpfuml-kselftest/1 with results)");
+	if (!json_object_object_get_ex(doc, "results", &results) || !json_object_is_type(results, json_type_array)) {
+		snprintf(why, len, "is not a `bpfuml kselftest --json` document (it has no results)");
 		json_object_put(doc);
 		return -1;
 	}
@@ -56,7 +47,7 @@ int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int 
 		json_object *sub = NULL;
 
 		if (!runner || !name || !status || status_of_name(status) == KS_NR_STATUS) {
-			snprintf(why, len, "results[%zu] has no runner, name or known status", i);
+			snprintf(why, len, "has a result (results[%zu]) without runner, name or known status", i);
 			json_object_put(doc);
 			return -1;
 		}
@@ -65,7 +56,7 @@ int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int 
 		       json_str(x, "reason"));
 	}
 	if (wall_s)
-		*wall_s = json_object_object_get_ex(doc, "wall_s", &schema) ? json_object_get_double(schema) : 0;
+		*wall_s = json_object_object_get_ex(doc, "wall_s", &wall) ? json_object_get_double(wall) : 0;
 	if (jobs)
 		*jobs = json_int(doc, "jobs", 0);
 	json_object_put(doc);
