@@ -11,8 +11,8 @@ stamp=$top/build/.run-stamp
 # The toolchain's binaries, looked up in PATH with builtins (no `type -P`
 # in a command substitution: a fork).
 toolchain=
+IFS=: read -ra dirs <<<"$PATH"
 for tool in gcc clang-19; do
-	IFS=: read -ra dirs <<<"$PATH"
 	for d in "${dirs[@]}"; do
 		if [ -x "${d:-.}/$tool" ]; then toolchain+=" ${d:-.}/$tool"; break; fi
 	done
