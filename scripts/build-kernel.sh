@@ -17,6 +17,9 @@
 #   BPFUML_CACHE        cache directory (default $XDG_CACHE_HOME/bpfuml)
 #   BUILD_DIR           where the stable artifact links go (default ./build)
 #   V=1                 show commands and the kernel's own build output
+#   KERNEL_REBUILD=1    build the UML kernel in the cache's build directory
+#                       even when its artifact is cached (build-selftests.sh
+#                       asks for it when that directory holds another kernel)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -405,7 +408,8 @@ compute_key() {
 # published whole by a rename.  `./run.sh verify` then never waits for an
 # unrelated `make qemu-kernel`.
 cached_without_lock() {
-	[ "$TARGET" = uml ] && [ -z "${KERNEL_SRC:-}" ] && [ -z "${KERNEL_DEB:-}" ] || return 1
+	[ "$TARGET" = uml ] && [ -z "${KERNEL_SRC:-}" ] && [ -z "${KERNEL_DEB:-}" ] &&
+		[ "${KERNEL_REBUILD:-0}" != 1 ] || return 1
 	[ -f "$cache/debs/${KERNEL_PACKAGE}_${KERNEL_VERSION}_all.deb" ] || return 1
 	git -C "$cache/trees/deb-$KERNEL_PACKAGE-$KERNEL_VERSION/linux" rev-parse -q --verify \
 		bpfuml-pristine >/dev/null 2>&1 || return 1
@@ -440,7 +444,7 @@ main() {
 		return
 	fi
 	art=$cache/artifacts/$key
-	if [ -f "$art/.complete" ]; then
+	if [ -f "$art/.complete" ] && [ "${KERNEL_REBUILD:-0}" != 1 ]; then
 		link_build_dir
 		[ "$V" = 1 ] && say CACHED "$art"
 		exit 0

@@ -54,15 +54,18 @@ kernel_art=$cache/artifacts/$kernel_key
 [ -f "$kernel_art/.complete" ] || die "kernel artifact $kernel_art is missing; run make kernel"
 patched_tree=$(awk '/^patched-tree:/ {print $2}' "$kernel_art/manifest")
 
-# The source slot whose work tree is the patched tree of this kernel.
+# The source slot that holds the patched tree of this kernel.  Its work tree
+# may have moved on to another patch set since (a later make kernel built one
+# that was not cached): the key is read from git's objects, and only a
+# build checks the work tree out again.
 tree=
 for t in "$cache"/trees/*/linux; do
-	if [ "$(git -C "$t" rev-parse -q --verify 'HEAD^{tree}' 2>/dev/null)" = "$patched_tree" ]; then
+	if git -C "$t" cat-file -e "$patched_tree^{tree}" 2>/dev/null; then
 		tree=$t
 		break
 	fi
 done
-[ -n "$tree" ] || die "no source tree in $cache/trees is at the kernel's patched tree $patched_tree; run make kernel"
+[ -n "$tree" ] || die "no source tree in $cache/trees holds the kernel's patched tree $patched_tree; run make kernel"
 kbuild=$(dirname "$tree")/build
 selftests=$tree/tools/testing/selftests/bpf
 
@@ -74,7 +77,7 @@ toolchain_id() {
 
 key=$({
 	echo "kernel $kernel_key"
-	echo "selftests $(git -C "$tree" rev-parse HEAD:tools)"
+	echo "selftests $(git -C "$tree" rev-parse "$patched_tree:tools")"
 	[ -n "$VMLINUX_H" ] && { echo "vmlinux.h"; sha256sum <"$VMLINUX_H"; }
 	toolchain_id
 	cat "$top/scripts/build-selftests.sh"
@@ -114,10 +117,20 @@ run_logged() {
 # Module.symvers, and split BTF on top of that kernel's BTF.
 btf_of() { objcopy -O binary --only-section=.BTF "$1" "$2"; }
 btf_of "$kernel_art/kernel/linux" "$out/.btf-artifact"
-btf_of "$kbuild/vmlinux" "$out/.btf-build" 2>/dev/null || : >"$out/.btf-build"
-cmp -s "$out/.btf-artifact" "$out/.btf-build" ||
-	die "the kernel build directory $kbuild holds another kernel than artifact $kernel_key;" \
-		"rebuild it: rm -rf $kernel_art && make kernel"
+kernel_in_build_dir() {
+	[ "$(git -C "$tree" rev-parse -q --verify 'HEAD^{tree}' 2>/dev/null)" = "$patched_tree" ] &&
+		btf_of "$kbuild/vmlinux" "$out/.btf-build" 2>/dev/null &&
+		cmp -s "$out/.btf-artifact" "$out/.btf-build"
+}
+if ! kernel_in_build_dir; then
+	say KERNEL "the cache's work tree and build directory hold another patch set; building kernel $kernel_key there again"
+	KERNEL_REBUILD=1 BUILD_DIR="$BUILD_DIR" "$top/scripts/build-kernel.sh" uml ||
+		die "rebuilding kernel $kernel_key in $kbuild failed"
+	btf_of "$kernel_art/kernel/linux" "$out/.btf-artifact"
+	kernel_in_build_dir ||
+		die "the kernel build directory $kbuild still holds another kernel than artifact $kernel_key;" \
+			"rebuild it: rm -rf $kernel_art && make kernel"
+fi
 
 # bpf_test_rqspinlock.ko is left out: its stress test drives NMIs through
 # perf_event_create_kernel_counter(), and UML has no perf events.
@@ -186,7 +199,7 @@ vmlinux_h_desc="${VMLINUX_H:-UML BTF} ($(sha256sum <"$out/vmlinux.h" | cut -c1-1
 cat >"$staging/manifest" <<-MANIFEST
 key: $key
 kernel-key: $kernel_key
-source: $tree ($(git -C "$tree" rev-parse HEAD:tools) tools/)
+source: $tree ($(git -C "$tree" rev-parse "$patched_tree:tools") tools/)
 vmlinux.h: $vmlinux_h_desc
 modules: $kmods
 not-built tests: $(wc -l <"$staging/bpf/not-built.txt")
