@@ -42,6 +42,7 @@ struct common_opts {
 	int log_level;
 	bool keep;
 	const char *cflags;
+	const char *server;	/* --server or $BPFUML_SERVER: a `bpfuml serve` socket */
 	const char *test_fault;		/* test-only: "panic", "hang" or "escape=PATH" in the guest */
 };
 
@@ -58,6 +59,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_kselftest(int argc, char **argv);
 int cmd_kselftest_merge(int argc, char **argv);
@@ -120,7 +122,8 @@ json_object *timing_json(const struct session *s);
 /* "kvm" or "tcg" for a QEMU guest, null for UML. */
 json_object *accel_json(const struct session *s);
 /* What confined the guest on the host: "landlock-abi7", "namespace", "none". */
-json_object *confinement_json(void);
+/* How the guest of S is confined on the host (a warm guest: as its server said). */
+json_object *confinement_json(const struct session *s);
 void print_timing(FILE *out, const struct session *s);
 
 /* Print one program's verdict block (human), or return it as JSON. */

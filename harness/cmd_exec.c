@@ -166,7 +166,7 @@ int cmd_exec(int argc, char **argv)
 			code = fail(&opts, EXIT_USAGE, "input", "--file %s: %s", files[i], strerror(-err));
 	}
 	/* argv[argc] is NULL: PROGRAM's arguments end there. */
-	job = exec_job(RUN_DIR_IN_GUEST, EXEC_OUTPUT, opts.timeout_s, program,
+	job = exec_job(s.guest_dir, EXEC_OUTPUT, opts.timeout_s, program,
 		       (const char *const *)argv + optind + 1);
 	/* The program has --timeout; the guest, time to report it on top. */
 	host_opts = opts;

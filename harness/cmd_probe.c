@@ -258,7 +258,7 @@ int cmd_probe(int argc, char **argv)
 		json_object_object_add(doc, "backend", json_object_new_string(opts.backend));
 		json_object_object_add(doc, "kernel", json_object_new_string(json_str(s.result, "kernel") ?: "?"));
 		json_object_object_add(doc, "accel", accel_json(&s));
-		json_object_object_add(doc, "confinement", confinement_json());
+		json_object_object_add(doc, "confinement", confinement_json(&s));
 		json_object_object_add(doc, "rows", json_object_get(rows));
 		print_document(doc);
 		json_object_put(doc);

@@ -139,7 +139,7 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 		json_object_object_add(doc, "file", json_object_new_string(file));
 		json_object_object_add(doc, "backend", json_object_new_string(opts->backend));
 		json_object_object_add(doc, "accel", accel_json(s));
-		json_object_object_add(doc, "confinement", confinement_json());
+		json_object_object_add(doc, "confinement", confinement_json(s));
 		json_object_object_add(doc, "program", program_json(s, prog));
 		if (attach) {
 			json_object *a = json_object_get(attach);

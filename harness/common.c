@@ -192,8 +192,21 @@ int check_space(const struct common_opts *opts, const char *dir, unsigned int gu
 
 int open_guest_session(struct session *s, struct bpfuml_paths *paths, const struct common_opts *opts)
 {
+	char why[600];
+
 	if (paths_init(paths))
 		return fail(opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
+	/* A warm guest of `bpfuml serve` when one answers; else our own. */
+	if (opts->server && opts->keep) {
+		fprintf(stderr, "bpfuml: note: --keep boots a guest of its own (a warm guest's "
+			"directory is its server's)\n");
+	} else if (opts->server) {
+		if (!session_connect(s, opts->server, opts->backend, why, sizeof(why))) {
+			session_install_signal_handlers();
+			return EXIT_OK;
+		}
+		fprintf(stderr, "bpfuml: note: %s; booting a guest for this run\n", why);
+	}
 	if (session_create(s))
 		return fail(opts, EXIT_INFRA, "infrastructure", "cannot create a run directory");
 	s->keep = opts->keep;
@@ -268,6 +281,8 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	char base[PATH_MAX];
 	int err;
 
+	if (s->server_fd > 0)
+		goto run;	/* a warm guest: booted and checked by its server */
 	err = guest_can_boot(s, paths, opts);
 	if (err != EXIT_OK)
 		return err;
@@ -279,6 +294,7 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	if (err != EXIT_OK)
 		return err;
 	s->backend = opts->backend;
+run:
 	if (opts->test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));
 	session_run(s, paths, job, opts->timeout_s);
@@ -298,9 +314,9 @@ json_object *accel_json(const struct session *s)
 	return s->accel ? json_object_new_string(s->accel) : NULL;
 }
 
-json_object *confinement_json(void)
+json_object *confinement_json(const struct session *s)
 {
-	const char *name = confine_name();
+	const char *name = s->confinement[0] ? s->confinement : confine_name();
 
 	return name ? json_object_new_string(name) : NULL;
 }

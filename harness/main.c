@@ -122,6 +122,21 @@ static const struct command commands[] = {
 	  "--baseline and --write-baseline as for kselftest (no retries: nothing\n"
 	  "runs here).  A test found in two parts is refused.  Exit codes as\n"
 	  "kselftest's." },
+	{ "serve", cmd_serve, "serve [--socket PATH] [--guests N] [--mem MB]",
+	  "Keep N guests (default 1, at most 16) booted and waiting for jobs, so that\n"
+	  "verify, run, probe and exec with --server PATH (or BPFUML_SERVER=PATH) answer\n"
+	  "without a boot each.  A client gets what it would get from a guest of its\n"
+	  "own: the same output and exit codes.  Each job runs in a process of its own\n"
+	  "in the guest; a guest that panics, oopses, runs past a job's --timeout, is\n"
+	  "left holding a job's BPF objects, or loses its client mid-job is killed and\n"
+	  "replaced, and the jobs waiting for it wait on.  The socket (default\n"
+	  "$XDG_RUNTIME_DIR/bpfuml/serve.sock, else /tmp/bpfuml-UID/serve.sock) is\n"
+	  "mode 0600 in a directory only you can enter (a --socket elsewhere is\n"
+	  "refused), so only you (and root) reach the server; clients connect only to\n"
+	  "a socket of their own user.  Prints one line on stdout when every guest is\n"
+	  "ready.  UML guests only (--backend qemu jobs boot cold).  SIGINT or SIGTERM\n"
+	  "stop it: guests killed, run directories and the socket removed; exit 0.\n"
+	  "Exit 3 when a guest cannot be booted three times in a row." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },
 };
@@ -140,6 +155,9 @@ static const char common_help[] =
 	"  --log-level N   verifier log level, 1 or 2 (default 1)\n"
 	"  --no-color      no colour even on a terminal (also: NO_COLOR=1)\n"
 	"  --keep          keep the run directory (console log, job, result)\n"
+	"  --server SOCK   verify, run, probe, exec: have the job done by a warm guest of\n"
+	"                  `bpfuml serve` listening at SOCK (also: BPFUML_SERVER=SOCK); when\n"
+	"                  none answers there, a note says so and a guest is booted as usual\n"
 	"  --cflags FLAGS  extra clang flags when FILE is a .bpf.c\n"
 	"  --              the end of the options: a FILE named like one (-x.bpf.c) goes after it\n"
 	"\n"
@@ -189,6 +207,9 @@ int common_option(struct common_opts *opts, int c, const char *arg)
 			return code;
 		opts->backend = backends[i];
 		return -1;
+	case OPT_SERVER:
+		opts->server = arg;
+		return -1;
 	case OPT_TIMEOUT:
 		if ((code = option_uint(opts, "--timeout", arg, 1, TIMEOUT_MAX_S, "seconds", &v)))
 			return code;
@@ -210,6 +231,8 @@ void common_finish(struct common_opts *opts)
 
 	if (!opts->timeout_s)
 		opts->timeout_s = strcmp(opts->backend, "qemu") ? TIMEOUT_UML_S : TIMEOUT_QEMU_S;
+	if (!opts->server && getenv("BPFUML_SERVER") && *getenv("BPFUML_SERVER"))
+		opts->server = getenv("BPFUML_SERVER");
 	opts->color = !opts->no_color && !opts->json && isatty(STDOUT_FILENO) &&
 		      !getenv("NO_COLOR") && term && strcmp(term, "dumb");
 }

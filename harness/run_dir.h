@@ -13,6 +13,7 @@
  *   bench   "object"  "cases" [...]
  *   probe   "objects" [rows to try]
  *   exec    "argv"  "cwd"  "output"  "timeout_s"
+ *   serve   (none: a warm guest, below)
  *
  * result.json, written by the agent, is read by the host only through
  * guest_result.c, which checks every member the host uses; a verify result
@@ -37,5 +38,31 @@
 
 /* run: its one object. */
 #define RUN_OBJECT "object.bpf.o"
+
+/*
+ * A warm guest (bpfuml serve) boots on the job {"command": "serve"}.  Its
+ * agent then waits for jobs on a tty line whose other end the server holds
+ * (UML: con1, the kernel process's descriptor SERVE_CHANNEL_FD; in the
+ * guest the tty SERVE_TTY_MAJOR:SERVE_TTY_MINOR).  Each job has its own
+ * directory, SERVE_JOBS_DIR/ID in the run directory, laid out as the run
+ * directory of a cold guest and seen by the job where a cold guest's run
+ * directory is (a bind mount in its own mount namespace), and runs in a
+ * process of its own.  Lines:
+ *   guest: "ready P M L B KB"   once, when it takes jobs
+ *   host:  "job ID"             do the job in SERVE_JOBS_DIR/ID
+ *   guest: "done ID STATUS"     its process ended with wait status STATUS
+ *   guest: "clean P M L B KB"   what it left is gone: ready for the next
+ * where P M L B count the guest's BPF programs, maps, links and BTF objects
+ * and KB is its MemAvailable.  A program's maps and BTF are let go after an
+ * RCU grace period, so "clean" waits (up to SERVE_CLEAN_WAIT_MS) for the
+ * counts to fall back to those of "ready"; the host replaces a guest whose
+ * counts stay above them.
+ */
+#define SERVE_JOBS_DIR "jobs"
+#define SERVE_CHANNEL_FD 3
+#define SERVE_TTY_MAJOR 4
+#define SERVE_TTY_MINOR 1
+#define SERVE_LINE_MAX 256
+#define SERVE_CLEAN_WAIT_MS 2000
 
 #endif

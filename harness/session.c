@@ -8,15 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bpfuml.h"
 #include "guest_result.h"
 #include "run_dir.h"
 #include "session.h"
 #include "console_scan.h"
+#include "serve_proto.h"
 
 volatile int session_interrupted;
 /* Every session between session_create() and session_destroy(): the
@@ -111,7 +115,7 @@ static void remove_at(int dir_fd, const char *name, int depth)
 	unlinkat(dir_fd, name, AT_REMOVEDIR);
 }
 
-static void remove_tree(const char *path)
+void session_remove_tree(const char *path)
 {
 	remove_at(AT_FDCWD, path, 0);
 }
@@ -234,6 +238,7 @@ int session_create(struct session *s)
 
 	memset(s, 0, sizeof(*s));
 	s->dir_fd = -1;
+	snprintf(s->guest_dir, sizeof(s->guest_dir), "%s", RUN_DIR_IN_GUEST);
 	err = session_base_dir(base, sizeof(base));
 	if (err)
 		return err;
@@ -368,6 +373,200 @@ int session_read_result(struct session *s, const char *command)
 	return -EPROTO;
 }
 
+static long long mono_ms(void);
+static void session_ended(struct session *s, enum session_status status);
+
+/* ---- a job for a warm guest of `bpfuml serve` (serve_proto.h) ------------- */
+
+static const char *const status_names[] = {
+	[SESSION_OK] = "ok",
+	[SESSION_TIMEOUT] = "timeout",
+	[SESSION_NO_ANSWER] = "no-answer",
+	[SESSION_KERNEL_TROUBLE] = "kernel",
+	[SESSION_START_FAILED] = "start-failed",
+	[SESSION_INTERRUPTED] = "interrupted",
+	[SESSION_MALFORMED] = "malformed",
+};
+
+const char *session_status_name(enum session_status status)
+{
+	return (size_t)status < sizeof(status_names) / sizeof(status_names[0]) ? status_names[status] : "?";
+}
+
+int session_status_parse(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(status_names) / sizeof(status_names[0]); i++)
+		if (status_names[i] && !strcmp(status_names[i], name))
+			return (int)i;
+	return -1;
+}
+
+static const char *msg_string(json_object *msg, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(msg, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v) : NULL;
+}
+
+/* Our own user's socket, or none: a server is believed about verdicts. */
+static int connect_own_socket(const char *path, char *why, size_t why_size)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timeval answer_within = { .tv_sec = 10 };
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		snprintf(why, why_size, "the socket path %s is too long", path);
+		return -ENAMETOOLONG;
+	}
+	if (lstat(path, &st)) {
+		snprintf(why, why_size, "no server at %s (%s)", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != getuid()) {
+		snprintf(why, why_size, "%s is not a socket of yours", path);
+		return -EPERM;
+	}
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		int err = -errno;
+
+		snprintf(why, why_size, "no server answers at %s (%s)", path, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	/* The answer to "job" comes at once; a server that hangs is none. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &answer_within, sizeof(answer_within));
+	return fd;
+}
+
+int session_connect(struct session *s, const char *socket, const char *backend,
+		    char *why, size_t why_size)
+{
+	json_object *msg = json_object_new_object(), *reply = NULL;
+	const char *dir, *guest_dir, *server_backend;
+	struct timeval forever = { 0 };
+	int fd, err;
+
+	memset(s, 0, sizeof(*s));
+	s->dir_fd = -1;
+	fd = connect_own_socket(socket, why, why_size);
+	if (fd < 0) {
+		json_object_put(msg);
+		return fd;
+	}
+	json_object_object_add(msg, "op", json_object_new_string("job"));
+	err = serve_send(fd, msg);
+	json_object_put(msg);
+	err = err ?: serve_recv(fd, &reply, 0);
+	if (err) {
+		snprintf(why, why_size, "the server at %s did not answer (%s)", socket,
+			 err == -ECONNRESET ? "it closed the connection" : strerror(-err));
+		goto fail;
+	}
+	dir = msg_string(reply, "dir");
+	guest_dir = msg_string(reply, "guest_dir");
+	server_backend = msg_string(reply, "backend");
+	if (!dir || !guest_dir || !server_backend) {
+		snprintf(why, why_size, "the server at %s refused the job: %s", socket,
+			 msg_string(reply, "error") ?: "malformed answer");
+		err = -EPROTO;
+		goto fail;
+	}
+	if (strcmp(server_backend, backend)) {
+		snprintf(why, why_size, "the server at %s runs --backend %s, not %s", socket,
+			 server_backend, backend);
+		err = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	if (snprintf(s->run_dir, sizeof(s->run_dir), "%s", dir) >= (int)sizeof(s->run_dir) ||
+	    snprintf(s->guest_dir, sizeof(s->guest_dir), "%s", guest_dir) >= (int)sizeof(s->guest_dir)) {
+		snprintf(why, why_size, "the server at %s gave a path too long", socket);
+		err = -ENAMETOOLONG;
+		goto fail;
+	}
+	s->dir_fd = open(s->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dir_fd < 0) {
+		err = -errno;
+		snprintf(why, why_size, "cannot open the server's job directory %s (%s)", s->run_dir,
+			 strerror(errno));
+		goto fail;
+	}
+	snprintf(s->confinement, sizeof(s->confinement), "%s", msg_string(reply, "confinement") ?: "");
+	s->mem_mb = json_int(reply, "mem_mb", 0);
+	s->cpus = json_int(reply, "cpus", 0);
+	s->backend = backend;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
+	json_object_put(reply);
+	s->server_fd = fd;
+	return 0;
+fail:
+	json_object_put(reply);
+	close(fd);
+	s->run_dir[0] = '\0';
+	return err ?: -EPROTO;
+}
+
+static int warm_start(struct session *s, int timeout_s)
+{
+	json_object *msg = json_object_new_object();
+	int err;
+
+	json_object_object_add(msg, "op", json_object_new_string("run"));
+	json_object_object_add(msg, "timeout_s", json_object_new_int(timeout_s));
+	err = serve_send(s->server_fd, msg);
+	json_object_put(msg);
+	if (err)
+		return err;
+	s->start_ns = wall_ns();
+	s->running = true;
+	/* The server keeps the job's time-out; this one only outlives a
+	 * server that stopped answering. */
+	s->deadline_ms = mono_ms() + (timeout_s + 30) * 1000LL;
+	return 0;
+}
+
+/* The server's answer to "run", when it has come. */
+static bool warm_poll(struct session *s)
+{
+	json_object *reply = NULL;
+	const char *trouble;
+	int err, status;
+
+	if (session_interrupted) {
+		/* Closing the connection cancels the job at the server. */
+		session_ended(s, SESSION_INTERRUPTED);
+		return true;
+	}
+	err = serve_recv(s->server_fd, &reply, MSG_DONTWAIT);
+	if (err == -EAGAIN) {
+		if (mono_ms() < s->deadline_ms)
+			return false;
+		s->trouble = strdup("the server did not answer within the time-out and 30 s more");
+		session_ended(s, SESSION_TIMEOUT);
+		return true;
+	}
+	status = err ? -1 : session_status_parse(msg_string(reply, "status"));
+	trouble = reply ? msg_string(reply, "trouble") : NULL;
+	if (status < 0 || status == SESSION_INTERRUPTED) {
+		status = SESSION_NO_ANSWER;
+		trouble = err == -ECONNRESET ? "the server closed the connection before the job ended"
+					     : "the server's answer is malformed";
+	}
+	if (trouble)
+		s->trouble = strdup(trouble);
+	session_ended(s, status);
+	/* The guest's own clock on its job, as a cold guest's. */
+	s->start_ns = json_int(reply, "start_ns", s->start_ns);
+	s->exit_ns = json_int(reply, "exit_ns", s->exit_ns);
+	json_object_put(reply);
+	return true;
+}
+
 /* The console as the VM kept it (head and tail when it said too much):
  * scanned for kernel trouble, and kept as console.log with the run
  * directory. */
@@ -410,6 +609,7 @@ static int start(struct session *s, const struct bpfuml_paths *paths, json_objec
 	json_object *command = NULL;
 	int err;
 
+	opts.channel_fd = s->channel_fd;
 	/* Until the guest answers, this run has failed to start. */
 	s->status = SESSION_START_FAILED;
 	json_object_object_get_ex(job, "command", &command);
@@ -417,6 +617,8 @@ static int start(struct session *s, const struct bpfuml_paths *paths, json_objec
 	err = session_write_file(s, JOB_FILE, json_object_to_json_string_ext(job, JSON_C_TO_STRING_PLAIN));
 	if (err)
 		return err;
+	if (s->server_fd > 0)
+		return warm_start(s, timeout_s);
 	s->vm = vm_new(backend);
 	if (!s->vm)
 		return -errno;
@@ -451,8 +653,11 @@ static void session_ended(struct session *s, enum session_status status)
 		int err = session_read_result(s, s->command);
 
 		s->status = !err ? SESSION_OK : err == -EPROTO ? SESSION_MALFORMED : SESSION_NO_ANSWER;
+		if (err == -ENOENT && s->server_fd > 0 && !s->trouble)
+			s->trouble = strdup("the job's process in the warm guest ended without a result");
 	}
-	check_console(s);
+	if (s->server_fd <= 0)
+		check_console(s);
 }
 
 bool session_poll(struct session *s)
@@ -462,6 +667,8 @@ bool session_poll(struct session *s)
 
 	if (!s->running)
 		return true;
+	if (s->server_fd > 0)
+		return warm_poll(s);
 	if (session_interrupted) {
 		vm_kill(s->vm);
 		session_ended(s, SESSION_INTERRUPTED);
@@ -493,7 +700,10 @@ void session_wait_any(struct session *const *ss, size_t n)
 			return;		/* news already */
 		if (ss[i]->deadline_ms - now < wait_ms)
 			wait_ms = ss[i]->deadline_ms - now;
-		nfd += vm_poll_fds(ss[i]->vm, pfd + nfd, &wait_ms);
+		if (ss[i]->server_fd > 0)
+			pfd[nfd++] = (struct pollfd){ .fd = ss[i]->server_fd, .events = POLLIN };
+		else
+			nfd += vm_poll_fds(ss[i]->vm, pfd + nfd, &wait_ms);
 	}
 	if (wait_ms < 0)
 		wait_ms = 0;
@@ -567,8 +777,13 @@ void session_destroy(struct session *s)
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
 	s->dir_fd = -1;
-	if (s->run_dir[0] && !s->keep)
-		remove_tree(s->run_dir);
+	if (s->server_fd > 0) {
+		/* The job directory is the server's: it removes it. */
+		close(s->server_fd);
+		s->server_fd = 0;
+	} else if (s->run_dir[0] && !s->keep) {
+		session_remove_tree(s->run_dir);
+	}
 	json_object_put(s->result);
 	free(s->trouble);
 	s->result = NULL;

@@ -44,6 +44,12 @@ struct session {
 	const char *accel;		/* QEMU's accelerator ("kvm", "tcg"), or NULL */
 	unsigned int mem_mb;		/* guest memory; 0: SESSION_MEM_MB */
 	unsigned int cpus;		/* guest CPUs; 0: 1 */
+	int channel_fd;			/* > 0: boot a warm guest on this job line */
+	/* Where the guest sees the run directory: RUN_DIR_IN_GUEST, or a
+	 * warm guest's job directory (session_connect()). */
+	char guest_dir[128];
+	int server_fd;			/* > 0: the job goes to `bpfuml serve` */
+	char confinement[32];		/* a warm guest's, as its server said */
 	/* The engine's own. */
 	bool running;			/* started and not yet ended */
 	long long deadline_ms;		/* CLOCK_MONOTONIC */
@@ -62,6 +68,18 @@ struct session {
  * memory file is best on tmpfs), else $TMPDIR or /tmp; an absolute path. */
 int session_base_dir(char *buf, size_t size);
 int session_create(struct session *s);
+/* Instead of session_create(): a job directory from the `bpfuml serve`
+ * listening at SOCKET, whose warm guest will do the job (serve_proto.h);
+ * the rest goes as for a guest of our own.  0, or -errno with the reason in
+ * WHY (no server there, not ours, another backend, ...). */
+int session_connect(struct session *s, const char *socket, const char *backend,
+		    char *why, size_t why_size);
+/* The name of a status in serve_proto.h's messages, and back (-1: unknown). */
+const char *session_status_name(enum session_status status);
+int session_status_parse(const char *name);
+/* Remove PATH and all below it (the guest's files are hostile: no link is
+ * followed, permissions it took away are given back). */
+void session_remove_tree(const char *path);
 /* Does DIR's file system have room for GUESTS guests of MEM_MB each at once
  * (UML's memory file when MEM_FILE, which QEMU has not, plus the margin)?
  * 0 if so; -ENOSPC with the MiB needed and free if not. */

@@ -25,6 +25,8 @@ struct vm_opts {
 	const char *run_dir;	/* host directory shared with the guest */
 	unsigned int mem_mb;	/* guest memory */
 	unsigned int cpus;	/* guest CPUs; 0: 1 */
+	int channel_fd;		/* > 0: a warm guest's job line (run_dir.h's
+				 * serve protocol), the host's end of it */
 };
 #define VM_OPTS(name, ...) struct vm_opts name = { .sz = sizeof(struct vm_opts), __VA_ARGS__ }
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "run_dir.h"
 #include "vm.h"
 
 /*
@@ -45,7 +46,10 @@ static void uml_memory_on_huge_pages(const char *run_dir)
 	if (getenv("BPFUML_NO_HUGE_MEMORY"))
 		return;
 	snprintf(dir, sizeof(dir), "%s/memory", run_dir);
-	if (mkdir(dir, 0700) || unshare(CLONE_NEWUSER | CLONE_NEWNS) ||
+	/* A warm guest that replaces another boots in the same run
+	 * directory: the directory is there, empty (the tmpfs went with the
+	 * namespace of the guest before). */
+	if ((mkdir(dir, 0700) && errno != EEXIST) || unshare(CLONE_NEWUSER | CLONE_NEWNS) ||
 	    confine_map_own_ids(uid, gid) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("bpfuml-memory", dir, "tmpfs", MS_NOSUID | MS_NODEV, "huge=always,mode=0700"))
@@ -121,6 +125,11 @@ static void uml_child(const struct vm_opts *opts, char *const argv[], int consol
 	uml_memory_on_huge_pages(opts->run_dir);
 	uml_pin_one_cpu_guest(opts);
 	confine_child(opts->run_dir);
+	/* After confine_child(), which closes every other descriptor on exec. */
+	if (opts->channel_fd > 0 &&
+	    (opts->channel_fd == SERVE_CHANNEL_FD ? fcntl(SERVE_CHANNEL_FD, F_SETFD, 0)
+						   : dup2(opts->channel_fd, SERVE_CHANNEL_FD)) < 0)
+		_exit(127);
 	execv(opts->kernel, argv);
 	dprintf(2, "bpfuml: cannot execute %s: %s\n", opts->kernel, strerror(errno));
 	_exit(127);
@@ -129,7 +138,7 @@ static void uml_child(const struct vm_opts *opts, char *const argv[], int consol
 static int uml_start(struct vm *vm, const struct vm_opts *opts)
 {
 	char mem[32], umid[64], uml_dir[4200], init[4200], ncpus[32];
-	char run_dir[4200];
+	char run_dir[4200], channel[32] = "con1=none";
 	static unsigned int instance;	/* bench boots many guests per process */
 	int console_fd, err;
 	pid_t pid;
@@ -158,7 +167,7 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 		 * scan looks for; quiet would hide them. */
 		/* One console: each other console or serial line would be a
 		 * tty device registered at boot (16 + 64 of them). */
-		"con=none", "con0=null,fd:1", "ssl=none", "loglevel=5",
+		"con=none", "con0=null,fd:1", channel, "ssl=none", "loglevel=5",
 		/* Skip the delay-loop calibration: it costs ~80 ms of every
 		 * boot, and a guest that only busy-waits in rare udelay()s
 		 * does not need it exact. */
@@ -177,6 +186,10 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 		(char *)vm_extra_kernel_args(),
 		init, "--", run_dir, NULL,
 	};
+
+	/* A warm guest's job line: the guest's tty 1 on our descriptor. */
+	if (opts->channel_fd > 0)
+		snprintf(channel, sizeof(channel), "con%d=fd:%d", SERVE_TTY_MINOR, SERVE_CHANNEL_FD);
 
 	console_fd = vm_console_open(vm);
 	if (console_fd < 0)

@@ -370,15 +370,82 @@ static void write_result(json_object *result)
 	agent_write_file(RESULT_FILE, text, strlen(text));
 }
 
-int main(int argc, char **argv)
+json_object *agent_read_job(void)
 {
-	json_object *job = NULL, *result, *value;
-	long long start_ns = wall_ns(), clock_step = 0;
-	struct utsname uts;
-	const char *command, *fault = NULL, *channel = getenv("bpfuml_channel");
+	json_object *job = NULL;
 	size_t len;
 	void *text;
-	int err, null_fd;
+
+	if (!agent_read_file(JOB_FILE, &text, &len)) {
+		job = json_tokener_parse(text);
+		free(text);
+	}
+	if (job && !json_object_is_type(job, json_type_object)) {
+		json_object_put(job);
+		job = NULL;
+	}
+	return job;
+}
+
+json_object *agent_new_result(long long start_ns)
+{
+	json_object *result = json_object_new_object();
+	struct utsname uts;
+
+	json_object_object_add(result, "agent_start_ns", json_object_new_int64(start_ns));
+	json_object_object_add(result, "mounts_done_ns", json_object_new_int64(wall_ns()));
+	if (!uname(&uts))
+		json_object_object_add(result, "kernel", json_object_new_string(uts.release));
+	return result;
+}
+
+void agent_do_job(json_object *job, json_object *result)
+{
+	const char *command, *fault = NULL;
+	json_object *value;
+	int err;
+
+	if (!job || !json_object_object_get_ex(job, "command", &value)) {
+		json_object_object_add(result, "error",
+				       json_object_new_string("job.json is missing or malformed"));
+		goto done;
+	}
+	command = json_object_get_string(value);
+	/* Never on the host: "panic" would crash the machine itself. */
+	if (!host_mode && json_object_object_get_ex(job, "test_fault", &value) &&
+	    (fault = json_object_get_string(value))) {
+		agent_test_fault = fault;
+		inject_fault(fault, result);
+	}
+
+	if (strcmp(command, "verify"))
+		agent_mount_bpffs();
+	if (!strcmp(command, "verify"))
+		err = agent_verify(job, result);
+	else if (!strcmp(command, "run"))
+		err = agent_run(job, result);
+	else if (!strcmp(command, "bench"))
+		err = agent_bench(job, result);
+	else if (!strcmp(command, "probe"))
+		err = agent_probe(job, result);
+	else if (!strcmp(command, "exec"))
+		err = agent_exec(job, result);
+	else
+		json_object_object_add(result, "error", json_object_new_string("unknown command"));
+	(void)err;
+	if (fault)
+		hostile_result(fault, result);
+done:
+	json_object_object_add(result, "job_end_ns", json_object_new_int64(wall_ns()));
+	write_result(result);
+}
+
+int main(int argc, char **argv)
+{
+	json_object *job, *result, *value;
+	long long start_ns = wall_ns(), clock_step = 0;
+	const char *channel = getenv("bpfuml_channel");
+	int null_fd;
 
 	/* Verifier log buffers are large callocs that stay mostly untouched.
 	 * With glibc's default, the first free raises the mmap threshold above
@@ -412,50 +479,16 @@ int main(int argc, char **argv)
 		start_ns += clock_step;
 	}
 
-	result = json_object_new_object();
-	json_object_object_add(result, "agent_start_ns", json_object_new_int64(start_ns));
-	json_object_object_add(result, "mounts_done_ns", json_object_new_int64(wall_ns()));
-	if (!uname(&uts))
-		json_object_object_add(result, "kernel", json_object_new_string(uts.release));
+	job = agent_read_job();
+	/* A warm guest (bpfuml serve): jobs come one by one, each in a
+	 * process of its own; agent_serve() never returns. */
+	if (!host_mode && job && json_object_object_get_ex(job, "command", &value) &&
+	    !strcmp(json_object_get_string(value), "serve"))
+		agent_serve(job);
+	result = agent_new_result(start_ns);
 	if (use_9p)
 		json_object_object_add(result, "clock_step_ns", json_object_new_int64(clock_step));
-	err = agent_read_file(JOB_FILE, &text, &len);
-	if (!err) {
-		job = json_tokener_parse(text);
-		free(text);
-	}
-	if (!job || !json_object_object_get_ex(job, "command", &value)) {
-		json_object_object_add(result, "error",
-				       json_object_new_string("job.json is missing or malformed"));
-		goto done;
-	}
-	command = json_object_get_string(value);
-	/* Never on the host: "panic" would crash the machine itself. */
-	if (!host_mode && json_object_object_get_ex(job, "test_fault", &value) &&
-	    (fault = json_object_get_string(value))) {
-		agent_test_fault = fault;
-		inject_fault(fault, result);
-	}
-
-	if (strcmp(command, "verify"))
-		agent_mount_bpffs();
-	if (!strcmp(command, "verify"))
-		err = agent_verify(job, result);
-	else if (!strcmp(command, "run"))
-		err = agent_run(job, result);
-	else if (!strcmp(command, "bench"))
-		err = agent_bench(job, result);
-	else if (!strcmp(command, "probe"))
-		err = agent_probe(job, result);
-	else if (!strcmp(command, "exec"))
-		err = agent_exec(job, result);
-	else
-		json_object_object_add(result, "error", json_object_new_string("unknown command"));
-	if (fault)
-		hostile_result(fault, result);
-done:
-	json_object_object_add(result, "job_end_ns", json_object_new_int64(wall_ns()));
-	write_result(result);
+	agent_do_job(job, result);
 	json_object_put(result);
 	json_object_put(job);
 	finish();

@@ -48,6 +48,16 @@ void agent_try_escape(const char *target, json_object *result);
 int agent_expose_host_tmp(const char *path);
 void agent_mount_bpffs(void);
 
+/* job.json of agent_run_dir, parsed (NULL when missing or not an object). */
+json_object *agent_read_job(void);
+/* A result with its first members: the agent's START_NS, the mounts' end,
+ * the kernel release. */
+json_object *agent_new_result(long long start_ns);
+/* Do JOB (NULL: say it is missing) into RESULT, and write result.json. */
+void agent_do_job(json_object *job, json_object *result);
+/* A warm guest's loop (agent_serve.c): never returns. */
+void agent_serve(json_object *job) __attribute__((noreturn));
+
 /* Write BUF to agent_run_dir/NAME (through fsync, so the host sees it). */
 int agent_write_file(const char *name, const void *buf, size_t len);
 /* Read agent_run_dir/NAME into a malloc'ed buffer. */
