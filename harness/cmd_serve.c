@@ -62,6 +62,9 @@ struct warm_guest {
 	long long deadline_ms;		/* of its boot, or of its job */
 	long census_ready[5];		/* programs, maps, links, BTF, MemAvailable KiB */
 	long census_last[5];
+	long clean_wait_us;		/* how long its last job's programs took to go */
+	bool leaked;			/* replace it once it is ready */
+	char leak_why[120];
 	unsigned long jobs_done, boots, replaced, failed_boots;
 	char last_replaced_why[160];
 };
@@ -280,6 +283,7 @@ static void op_status(struct server *sv, struct client *c)
 					       json_object_new_string(g->last_replaced_why));
 		json_object_object_add(o, "when_ready", census_json(g->census_ready));
 		json_object_object_add(o, "after_last_job", census_json(g->census_last));
+		json_object_object_add(o, "last_clean_wait_us", json_object_new_int64(g->clean_wait_us));
 		json_object_array_add(guests, o);
 	}
 	json_object_object_add(msg, "backend", json_object_new_string(sv->opts.backend));
@@ -330,6 +334,7 @@ static void guest_boot(struct server *sv, struct warm_guest *g)
 		close(g->line);
 	g->line = -1;
 	g->in_len = 0;
+	g->leaked = false;
 	g->state = GUEST_DOWN;
 	g->deadline_ms = mono_ms() + 1000LL * (1 << (g->failed_boots < 4 ? g->failed_boots : 4));
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair)) {
@@ -436,24 +441,40 @@ static void guest_said(struct server *sv, struct warm_guest *g, char *line)
 		return;
 	}
 	if (g->state == GUEST_CLEANING &&
-	    sscanf(line, "clean %ld %ld %ld %ld %ld", &v[0], &v[1], &v[2], &v[3], &v[4]) == 5) {
+	    sscanf(line, "clean %ld %ld %ld %ld %ld %ld", &v[0], &v[1], &v[2], &v[3], &v[4],
+		   &g->clean_wait_us) == 6) {
 		bool leftover = false;
 		char why[200];
 
 		memcpy(g->census_last, v, sizeof(v));
-		for (int i = 0; i < 4; i++)
-			leftover |= v[i] > g->census_ready[i];
+		/* Its maps and BTF may still be on their way out (run_dir.h). */
+		leftover = v[0] > g->census_ready[0] || v[2] > g->census_ready[2];
 		g->state = GUEST_READY;
 		if (leftover) {
 			/* Nothing of one job may meet the next. */
-			snprintf(why, sizeof(why), "a job left BPF objects behind (programs %ld, maps %ld, "
-				 "links %ld, BTF %ld; %ld, %ld, %ld, %ld when ready)", v[0], v[1], v[2],
-				 v[3], g->census_ready[0], g->census_ready[1], g->census_ready[2],
-				 g->census_ready[3]);
+			snprintf(why, sizeof(why), "a job left BPF programs or links behind (programs "
+				 "%ld, links %ld; %ld, %ld when ready)", v[0], v[2], g->census_ready[0],
+				 g->census_ready[2]);
 			guest_replace(sv, g, why, SESSION_OK, NULL);
+		} else if (g->leaked) {
+			guest_replace(sv, g, g->leak_why, SESSION_OK, NULL);
 		}
 		return;
 	}
+	if (sscanf(line, "leak %ld %ld", &v[0], &v[1]) == 2) {
+		/* A job's maps or BTF objects that stayed: the guest goes once
+		 * the job in hand (if any) is answered. */
+		snprintf(g->leak_why, sizeof(g->leak_why), "a job's maps (%ld) or BTF objects (%ld) "
+			 "were not let go", v[0], v[1]);
+		g->leaked = true;
+		if (g->state == GUEST_READY)
+			guest_replace(sv, g, g->leak_why, SESSION_OK, NULL);
+		return;
+	}
+	/* The agent's own "done" for a job whose process said it already
+	 * and then failed on its way out: nothing more to answer. */
+	if (g->state == GUEST_CLEANING && !strncmp(line, "done ", 5))
+		return;
 	/* Anything else breaks the protocol: not believed. */
 	guest_replace(sv, g, "the guest broke the job line's protocol", SESSION_MALFORMED,
 		      "the warm guest's agent said something out of turn");
@@ -499,10 +520,14 @@ static void guest_check(struct server *sv, struct warm_guest *g)
 	if (g->state == GUEST_DOWN || sv->exit_code)
 		return;
 	if (session_poll(&g->s)) {
+		if (session_interrupted)
+			return;		/* we are stopping: killed by the signal */
 		/* It ended: it is never meant to. */
 		const char *category;
 
 		text = session_failure_text(&g->s, 0, &category);
+		if (g->s.status != SESSION_KERNEL_TROUBLE)
+			say("guest %d ended by itself; %s", g->index, text ?: category);
 		guest_replace(sv, g, g->s.status == SESSION_KERNEL_TROUBLE ? "kernel trouble on the console"
 			      : "the guest ended", g->s.status == SESSION_KERNEL_TROUBLE ? SESSION_KERNEL_TROUBLE
 			      : SESSION_NO_ANSWER, g->s.trouble ?: text);
@@ -518,9 +543,8 @@ static void guest_check(struct server *sv, struct warm_guest *g)
 	} else if (g->state == GUEST_BUSY) {
 		char *tail = guest_console_tail(g), *msg = NULL;
 
-		if (asprintf(&msg, "the job did not finish within %d s (--timeout); the warm guest was "
-			     "killed and replaced.\nLast console lines:\n%s", g->job->timeout_s,
-			     tail ?: "") < 0)
+		/* The client says what a time-out is, as for its own guest. */
+		if (asprintf(&msg, "(a warm guest, killed and replaced)\n%s", tail ?: "") < 0)
 			msg = NULL;
 		guest_replace(sv, g, "a job's time-out", SESSION_TIMEOUT, msg);
 		free(msg);

@@ -328,6 +328,15 @@ json_object *timing_json(const struct session *s)
 	long long job_end = json_int(s->result, "job_end_ns", 0);
 	json_object *t = json_object_new_object();
 
+	/* A warm guest's clock has drifted from ours since its boot: its job's
+	 * span is its own clock's, the whole span ours; there was no boot and
+	 * no shutdown. */
+	if (s->warm) {
+		json_object_object_add(t, "warm", json_object_new_boolean(true));
+		json_object_object_add(t, "job_ms", json_object_new_double(phase_ms(agent_start, job_end)));
+		json_object_object_add(t, "guest_ms", json_object_new_double(phase_ms(s->start_ns, s->exit_ns)));
+		return t;
+	}
 	json_object_object_add(t, "boot_ms", json_object_new_double(phase_ms(s->start_ns, agent_start)));
 	json_object_object_add(t, "mounts_ms", json_object_new_double(phase_ms(agent_start, mounts_done)));
 	json_object_object_add(t, "job_ms", json_object_new_double(phase_ms(agent_start, job_end)));
@@ -343,6 +352,11 @@ void print_timing(FILE *out, const struct session *s)
 
 	char what[64] = "";
 
+	if (s->warm) {
+		fprintf(out, "warm guest: %.1f ms (job %.1f)\n", phase_ms(s->start_ns, s->exit_ns),
+			phase_ms(agent_start, job_end));
+		return;
+	}
 	if (s->accel)
 		snprintf(what, sizeof(what), " (qemu/%s, x86_64 JIT)", s->accel);
 	fprintf(out, "guest%s: %.1f ms (boot %.1f, job %.1f, shutdown %.1f)\n", what,

@@ -50,13 +50,17 @@
  * process of its own.  Lines:
  *   guest: "ready P M L B KB"   once, when it takes jobs
  *   host:  "job ID"             do the job in SERVE_JOBS_DIR/ID
- *   guest: "done ID STATUS"     its process ended with wait status STATUS
- *   guest: "clean P M L B KB"   what it left is gone: ready for the next
+ *   guest: "done ID STATUS"     its process is done (STATUS 0: it wrote its
+ *                               result; else its wait status)
+ *   guest: "clean P M L B KB US"  its programs and links are gone (after US
+ *                               µs): ready for the next job
+ *   guest: "leak M B"           M maps and B BTF objects of a job were still
+ *                               there SERVE_CLEAN_WAIT_MS after it
  * where P M L B count the guest's BPF programs, maps, links and BTF objects
  * and KB is its MemAvailable.  A program's maps and BTF are let go after an
- * RCU grace period, so "clean" waits (up to SERVE_CLEAN_WAIT_MS) for the
- * counts to fall back to those of "ready"; the host replaces a guest whose
- * counts stay above them.
+ * RCU grace period and a work item, ~15 ms at HZ=100: unreachable by then,
+ * they are watched going while the next job runs (agent_serve.c).  The host
+ * replaces a guest whose programs or links outlive a job, or that leaks.
  */
 #define SERVE_JOBS_DIR "jobs"
 #define SERVE_CHANNEL_FD 3

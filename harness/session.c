@@ -503,6 +503,7 @@ int session_connect(struct session *s, const char *socket, const char *backend,
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
 	json_object_put(reply);
 	s->server_fd = fd;
+	s->warm = true;
 	return 0;
 fail:
 	json_object_put(reply);

@@ -50,6 +50,7 @@ struct session {
 	char guest_dir[128];
 	int server_fd;			/* > 0: the job goes to `bpfuml serve` */
 	char confinement[32];		/* a warm guest's, as its server said */
+	bool warm;			/* done by a warm guest (kept after destroy) */
 	/* The engine's own. */
 	bool running;			/* started and not yet ended */
 	long long deadline_ms;		/* CLOCK_MONOTONIC */

@@ -225,6 +225,9 @@ static int reap(struct vm *vm, int *status)
 	int ret;
 
 	kill(-pid, SIGKILL);
+	/* A child killed right after fork(), before its setsid(), has no
+	 * group of its own yet: the group kill missed it. */
+	kill(pid, SIGKILL);
 	vm->pid = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	while ((ret = waitpid(pid, status, 0)) < 0 && errno == EINTR)
@@ -298,8 +301,10 @@ void vm_kill_from_signal(struct vm *vm)
 {
 	pid_t pid = vm ? vm->pid : 0;
 
-	if (pid > 0)
+	if (pid > 0) {
 		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);	/* before its setsid(): see reap() */
+	}
 }
 
 void vm_free(struct vm *vm)

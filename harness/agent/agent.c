@@ -164,14 +164,19 @@ static int setup_mounts(const char *host_run_dir)
 /* bpffs is mounted only for the jobs that use it: its first mount loads
  * bpf_preload's iterators (kernel-patches/0031), which a verify job, the
  * one that must boot fastest, never reads. */
+static bool bpffs_mounted;
+
 void agent_mount_bpffs(void)
 {
-	static bool mounted;
-
-	if (mounted || host_mode)
+	if (bpffs_mounted || host_mode)
 		return;
-	mounted = true;
+	bpffs_mounted = true;
 	mount_fs("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
+}
+
+void agent_bpffs_of_its_own(void)
+{
+	bpffs_mounted = false;
 }
 
 int agent_write_file(const char *name, const void *buf, size_t len)

@@ -47,6 +47,10 @@ void agent_try_escape(const char *target, json_object *result);
  * /tmp/X of PATH (/tmp/X/...) reachable again, bound at the same place. */
 int agent_expose_host_tmp(const char *path);
 void agent_mount_bpffs(void);
+/* A warm guest's job, in a mount namespace of its own: the next
+ * agent_mount_bpffs() mounts a bpffs instance of the job's own over the
+ * guest's, so that nothing the job pins outlives it. */
+void agent_bpffs_of_its_own(void);
 
 /* job.json of agent_run_dir, parsed (NULL when missing or not an object). */
 json_object *agent_read_job(void);

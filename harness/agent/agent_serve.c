@@ -62,27 +62,100 @@ static long mem_available_kb(void)
 }
 
 /* What the guest holds now: BPF programs, maps, links, BTF objects. */
-static void census(unsigned int n[4])
+enum { PROGS, MAPS, LINKS, BTFS, KINDS };
+static int (*const next_id[KINDS])(__u32, __u32 *) = {
+	bpf_prog_get_next_id, bpf_map_get_next_id, bpf_link_get_next_id, bpf_btf_get_next_id,
+};
+
+static void census(unsigned int n[KINDS])
 {
-	n[0] = count_ids(bpf_prog_get_next_id);
-	n[1] = count_ids(bpf_map_get_next_id);
-	n[2] = count_ids(bpf_link_get_next_id);
-	n[3] = count_ids(bpf_btf_get_next_id);
+	for (int k = 0; k < KINDS; k++)
+		n[k] = count_ids(next_id[k]);
 }
 
-/* After a job: until nothing of it is left, or SERVE_CLEAN_WAIT_MS.  Its
- * programs go at once, their maps and BTF after an RCU grace period. */
-static void wait_clean(const unsigned int ready[4], unsigned int n[4])
-{
-	struct timespec ms = { .tv_nsec = 1000000 };
+/*
+ * The maps and BTF objects a finished job left, by id.  A program's are let
+ * go only after an RCU grace period and a work item (10-20 ms at HZ=100),
+ * long after the program itself.  They are unreachable by then (no process,
+ * program, link or pin holds them: each job's bpffs is its own), so the
+ * next job need not wait for them: the agent watches them go while it
+ * runs, and says "leak" if they have not gone within SERVE_CLEAN_WAIT_MS.
+ * Ids are allocated cyclically, never reused soon: the next job's are new.
+ */
+#define LINGER_MAX 256
+struct lingering {
+	__u32 baseline[2][LINGER_MAX];	/* ids of maps and BTF when ready */
+	unsigned int nr_baseline[2];
+	__u32 ids[2][LINGER_MAX];	/* the last job's, not yet gone */
+	unsigned int nr[2];
+	bool overflow;			/* more than LINGER_MAX of them */
+	long long since_ns;
+};
 
-	for (int waited = 0;; waited++) {
-		census(n);
-		if ((n[0] <= ready[0] && n[1] <= ready[1] && n[2] <= ready[2] && n[3] <= ready[3]) ||
-		    waited >= SERVE_CLEAN_WAIT_MS)
-			return;
-		nanosleep(&ms, NULL);
+static int (*const lingering_next_id[2])(__u32, __u32 *) = { bpf_map_get_next_id, bpf_btf_get_next_id };
+
+static bool id_in(const __u32 *ids, unsigned int n, __u32 id)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+static void lingering_baseline(struct lingering *l)
+{
+	for (int k = 0; k < 2; k++) {
+		__u32 id = 0;
+
+		l->nr_baseline[k] = 0;
+		while (l->nr_baseline[k] < LINGER_MAX && !lingering_next_id[k](id, &id))
+			l->baseline[k][l->nr_baseline[k]++] = id;
 	}
+}
+
+/* After a job: its maps and BTF still there (all that is not baseline). */
+static void lingering_take(struct lingering *l)
+{
+	l->overflow = false;
+	l->since_ns = wall_ns();
+	for (int k = 0; k < 2; k++) {
+		__u32 id = 0;
+
+		l->nr[k] = 0;
+		while (!lingering_next_id[k](id, &id)) {
+			if (id_in(l->baseline[k], l->nr_baseline[k], id))
+				continue;
+			if (l->nr[k] == LINGER_MAX) {
+				l->overflow = true;
+				break;
+			}
+			l->ids[k][l->nr[k]++] = id;
+		}
+	}
+}
+
+static bool lingering_any(const struct lingering *l)
+{
+	return l->nr[0] || l->nr[1] || l->overflow;
+}
+
+/* Forget the ids that have gone. */
+static void lingering_check(struct lingering *l)
+{
+	for (int k = 0; k < 2; k++) {
+		unsigned int kept = 0;
+
+		for (unsigned int i = 0; i < l->nr[k]; i++) {
+			__u32 next;
+
+			/* Still there: the next id after id-1 is id itself. */
+			if (!lingering_next_id[k](l->ids[k][i] - 1, &next) && next == l->ids[k][i])
+				l->ids[k][kept++] = l->ids[k][i];
+		}
+		l->nr[k] = kept;
+	}
+	if (!l->nr[0] && !l->nr[1] && l->overflow)
+		lingering_take(l);	/* the ones over LINGER_MAX */
 }
 
 static void say(int tty, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -103,7 +176,8 @@ static void say(int tty, const char *fmt, ...)
 }
 
 /* One line from the host, without its newline; false when the line is
- * gone (the host never closes it while the guest lives). */
+ * gone (the host never closes it while the guest lives).  Byte by byte:
+ * what follows the line is the next job's process's to read. */
 static bool read_line(int tty, char *line, size_t size)
 {
 	size_t n = 0;
@@ -148,12 +222,25 @@ static int open_line(void)
 	return fd;
 }
 
-static void job_process(unsigned long long id)
+/* The process of the next job, forked before the job is asked for (a UML
+ * fork costs milliseconds): it reads the job's line itself, tells the agent
+ * its id through TOLD, does the job, says "done" itself (before its exit,
+ * which also takes milliseconds) and exits 0. */
+static void job_process(int tty, int told)
 {
 	static char dir[sizeof(RUN_DIR_IN_GUEST) + sizeof(SERVE_JOBS_DIR) + 24];
-	long long start_ns = wall_ns();
+	char line[SERVE_LINE_MAX];
+	unsigned long long id;
+	long long start_ns;
 	json_object *job, *result;
 
+	do {
+		if (!read_line(tty, line, sizeof(line)))
+			_exit(1);
+	} while (sscanf(line, "job %llu", &id) != 1);
+	start_ns = wall_ns();
+	if (write(told, &id, sizeof(id)) != sizeof(id))
+		_exit(1);
 	snprintf(dir, sizeof(dir), "%s/%s/%llu", RUN_DIR_IN_GUEST, SERVE_JOBS_DIR, id);
 	/* The job sees its directory where a cold guest's job sees the run
 	 * directory, so that every path it names (in libbpf's messages, an
@@ -161,51 +248,116 @@ static void job_process(unsigned long long id)
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount(dir, RUN_DIR_IN_GUEST, NULL, MS_BIND, NULL))
 		agent_run_dir = dir;
+	agent_bpffs_of_its_own();
 	job = agent_read_job();
 	result = agent_new_result(start_ns);
 	agent_do_job(job, result);
+	say(tty, "done %llu 0", id);
 	_exit(0);
+}
+
+/* Wait for the job's process, watching the last job's lingering maps and
+ * BTF go meanwhile (SIGCHLD is blocked, so that sigtimedwait() sleeps until
+ * the process ends or the next look).  Says "leak" once for those that
+ * outlive SERVE_CLEAN_WAIT_MS. */
+static int wait_job(int tty, pid_t pid, struct lingering *l)
+{
+	struct timespec step = { .tv_nsec = 2 * 1000000 };
+	sigset_t chld;
+	int status;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		pid_t done;
+
+		if (lingering_any(l))
+			lingering_check(l);
+		done = waitpid(pid, &status, lingering_any(l) ? WNOHANG : 0);
+		if (done == pid)
+			return status;
+		if (done < 0 && errno != EINTR)
+			return 1 << 8;
+		if (done != 0)
+			continue;
+		if (wall_ns() - l->since_ns > SERVE_CLEAN_WAIT_MS * 1000000LL) {
+			say(tty, "leak %u %u", l->nr[0], l->nr[1]);
+			l->nr[0] = l->nr[1] = 0;
+			l->overflow = false;
+			continue;
+		}
+		sigtimedwait(&chld, NULL, &step);
+		/* Later looks need not come as often. */
+		if (step.tv_nsec < 64 * 1000000)
+			step.tv_nsec *= 2;
+	}
+}
+
+/* Until the job's programs and links are gone: at once, unless something
+ * outside the job holds them, which "clean" then shows. */
+static long wait_programs_gone(const unsigned int ready[KINDS], unsigned int now[KINDS])
+{
+	struct timespec ms = { .tv_nsec = 1000000 };
+	long long start = wall_ns();
+
+	for (int waited = 0;; waited++) {
+		census(now);
+		if ((now[PROGS] <= ready[PROGS] && now[LINKS] <= ready[LINKS]) ||
+		    waited >= SERVE_CLEAN_WAIT_MS)
+			return (wall_ns() - start) / 1000;
+		nanosleep(&ms, NULL);
+	}
 }
 
 void agent_serve(json_object *job)
 {
-	char line[SERVE_LINE_MAX];
-	unsigned int ready[4], now[4];
+	static struct lingering lingering;
+	unsigned int ready[KINDS], now[KINDS];
 	unsigned long long id;
-	int tty = open_line(), status;
+	int tty = open_line(), told[2], status;
+	sigset_t chld, old;
+	long waited_us;
 	pid_t pid;
 
 	json_object_put(job);
-	if (tty < 0)
+	if (tty < 0 || pipe2(told, O_CLOEXEC | O_NONBLOCK))
 		_exit(1);	/* init exits: the host sees the guest end */
-	/* Every job but verify wants bpffs; its first mount loads
-	 * bpf_preload's iterators, once, before the census. */
+	/* The first mount of bpffs loads bpf_preload's iterators: once, here,
+	 * before the census.  Each job mounts a bpffs of its own. */
 	agent_mount_bpffs();
 	census(ready);
-	say(tty, "ready %u %u %u %u %ld", ready[0], ready[1], ready[2], ready[3], mem_available_kb());
-	while (read_line(tty, line, sizeof(line))) {
-		if (sscanf(line, "job %llu", &id) != 1)
-			continue;
+	lingering_baseline(&lingering);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	for (bool first = true;; first = false) {
 		pid = fork();
 		if (pid == 0) {
-			close(tty);
-			job_process(id);
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			close(told[0]);
+			job_process(tty, told[1]);
 		}
-		status = 0;
-		if (pid < 0)
-			status = 1 << 8;
-		else
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
+		if (first)
+			say(tty, "ready %u %u %u %u %ld", ready[PROGS], ready[MAPS], ready[LINKS],
+			    ready[BTFS], mem_available_kb());
+		status = pid > 0 ? wait_job(tty, pid, &lingering) : 1 << 8;
 		/* Nothing of a job outlives it: processes it left behind
 		 * (an exec job's daemons) are killed and reaped, so that
 		 * whatever they hold goes too.  As init we are spared. */
 		kill(-1, SIGKILL);
 		while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 			;
-		say(tty, "done %llu %d", id, status);
-		wait_clean(ready, now);
-		say(tty, "clean %u %u %u %u %ld", now[0], now[1], now[2], now[3], mem_available_kb());
+		if (read(told[0], &id, sizeof(id)) != sizeof(id)) {
+			if (status)
+				_exit(1);	/* no job, and the line is gone */
+			continue;
+		}
+		/* A job that did not end normally has not said "done". */
+		if (status)
+			say(tty, "done %llu %d", id, status);
+		waited_us = wait_programs_gone(ready, now);
+		lingering_take(&lingering);
+		say(tty, "clean %u %u %u %u %ld %ld", now[PROGS], now[MAPS], now[LINKS], now[BTFS],
+		    mem_available_kb(), waited_us);
 	}
-	_exit(1);
 }

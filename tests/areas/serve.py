@@ -57,9 +57,13 @@ class Server:
         try:
             _, err = self.proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
+            where = subprocess.run(['gdb', '-p', str(self.proc.pid), '-batch', '-ex', 'bt'],
+                                   capture_output=True, text=True).stdout if shutil.which('gdb') else ''
+            where += subprocess.run(['ps', '-eo', 'pid,ppid,pgid,stat,wchan:32,args'], capture_output=True,
+                                    text=True).stdout
             self.proc.kill()
             _, err = self.proc.communicate()
-            raise Failure('the server did not stop within 60 s of SIGTERM')
+            raise Failure(f'the server did not stop within 60 s of SIGTERM:\n{err[-2000:]}\n{where[-3000:]}')
         return self.proc.returncode, err
 
     def __enter__(self):
@@ -266,3 +270,28 @@ def serve_with_two_guests_shares_jobs_between_them():
         guests = server.status()['guests']
         check(len(guests) == 2 and all(g['jobs_done'] >= 1 for g in guests) and
               sum(g['jobs_done'] for g in guests) == 6, f'{guests}')
+
+
+@test
+def serve_keeps_nothing_a_job_pinned_or_attached():
+    bpftool = os.path.join(os.path.dirname(BPFUML), 'bpftool')
+    obj = os.path.join(PROGS, 'accepted.bpf.o')
+    with Server() as server:
+        # A pin is the job's own: its bpffs goes with it.
+        code, out, err = bpfuml('exec', '--server', server.socket, '--file', obj, '--', '/bin/sh', '-c',
+                                f'{bpftool} prog load accepted.bpf.o /sys/fs/bpf/kept && ls /sys/fs/bpf')
+        check(code == 0 and 'kept' in out, f'pinning: exit {code}: {out} {err}')
+        code, out, err = bpfuml('exec', '--server', server.socket, '--', '/bin/sh', '-c', 'ls /sys/fs/bpf')
+        check(code == 0 and 'kept' not in out, f'the next job sees the pin: {out!r}')
+        check(server.status()['guests'][0]['replaced'] == 0, f'{server.status()}')
+        # A program attached to a device outlives its job's process: the
+        # guest is replaced before the next job.
+        code, out, err = bpfuml('exec', '--server', server.socket, '--file', obj, '--', '/bin/sh', '-c',
+                                f'{bpftool} prog load accepted.bpf.o /sys/fs/bpf/p && '
+                                f'{bpftool} net attach xdp pinned /sys/fs/bpf/p dev lo && echo attached')
+        check(code == 0 and 'attached' in out, f'attaching: exit {code}: {out} {err}')
+        code, out, err = bpfuml('exec', '--server', server.socket, '--', bpftool, 'net', 'show', 'dev', 'lo')
+        check(code == 0 and 'pass_all' not in out, f'the next job sees the attached program: {out!r}')
+        guest = server.status()['guests'][0]
+        check(guest['replaced'] == 1 and 'programs or links' in guest.get('last_replaced_because', ''),
+              f'{guest}')

@@ -1,24 +1,31 @@
 #!/usr/bin/env python3
-"""verify_speed.py — how long a cold `bpfuml verify` takes, end to end,
-in UML and through the x86_64 reference backend (QEMU), side by side.
+"""verify_speed.py — how long a `bpfuml verify` takes, end to end: cold in
+UML, warm through `bpfuml serve`, and cold through the x86_64 reference
+backend (QEMU), side by side.
 
 Runs `build/bin/bpfuml verify --json --backend B OBJECT` N times per backend
-(each a fresh boot), timing each from command start to exit, and prints the
-median and p90 of the whole and of its phases as the harness measured them:
-boot (spawn -> agent start), job (load and verify), shutdown (job end ->
-guest gone), plus the host's own overhead (the rest).  A benchmark, not a
-test: it asserts nothing.
+(each a fresh boot), and for "warm" `verify --json --server SOCKET OBJECT`
+N times against one `bpfuml serve` started here, timing each from command
+start to exit, and prints the median and p90 of the whole and of its phases
+as the harness measured them: boot (spawn -> agent start), job (load and
+verify), shutdown (job end -> guest gone), the guest's whole share (warm:
+the job sent -> its answer), plus the host's own overhead (the rest).  A
+benchmark, not a test: it asserts nothing.
 
-usage: tests/bench/verify_speed.py [-n RUNS] [--qemu-runs N] [--backends uml,qemu]
+usage: tests/bench/verify_speed.py [-n RUNS] [--qemu-runs N] [--backends uml,warm,qemu]
                                    [--json] [OBJECT]
   The qemu backend is measured when its kernel is built (make qemu-kernel).
 """
 import argparse
 import json
 import os
+import selectors
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -31,12 +38,16 @@ def percentile(values, p):
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def measure(bpfuml, backend, obj, runs):
-    phases = {'total': [], 'boot': [], 'job': [], 'shutdown': [], 'host': []}
+PHASES = ('total', 'boot', 'job', 'shutdown', 'guest', 'host')
+
+
+def measure(bpfuml, backend, obj, runs, server=None):
+    phases = {name: [] for name in PHASES}
     accel = None
+    where = ['--server', server] if server else ['--backend', backend]
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run([bpfuml, 'verify', '--json', '--backend', backend, obj],
+        proc = subprocess.run([bpfuml, 'verify', '--json', *where, obj],
                               capture_output=True, text=True)
         total = (time.perf_counter() - start) * 1000
         if proc.returncode not in (0, 1):
@@ -44,21 +55,44 @@ def measure(bpfuml, backend, obj, runs):
                      f'{proc.stdout}{proc.stderr}')
         doc = json.loads(proc.stdout)
         timing, accel = doc['timing'], doc.get('accel')
+        if server and not timing.get('warm'):
+            sys.exit(f'verify_speed: the job was not done by the server:\n{proc.stderr}')
         phases['total'].append(total)
-        phases['boot'].append(timing['boot_ms'])
-        phases['job'].append(timing['job_ms'])
-        phases['shutdown'].append(timing['shutdown_ms'])
+        for name in ('boot', 'job', 'shutdown'):
+            if f'{name}_ms' in timing:      # a warm guest has no boot or shutdown
+                phases[name].append(timing[f'{name}_ms'])
+        phases['guest'].append(timing['guest_ms'])
         phases['host'].append(total - timing['guest_ms'])
     return {'runs': runs, 'accel': accel,
             'phases': {name: {'median_ms': statistics.median(v), 'p90_ms': percentile(v, 0.9),
-                              'min_ms': min(v), 'max_ms': max(v)} for name, v in phases.items()}}
+                              'min_ms': min(v), 'max_ms': max(v)} for name, v in phases.items() if v}}
+
+
+def measure_warm(bpfuml, obj, runs):
+    """RUNS warm verifies through a `bpfuml serve` of our own."""
+    scratch = tempfile.mkdtemp(prefix='verify_speed.')
+    os.chmod(scratch, 0o700)
+    sock = os.path.join(scratch, 'serve.sock')
+    server = subprocess.Popen([bpfuml, 'serve', '--socket', sock], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        sel = selectors.DefaultSelector()
+        sel.register(server.stdout, selectors.EVENT_READ)
+        if not sel.select(120) or 'ready' not in server.stdout.readline():
+            sys.exit(f'verify_speed: bpfuml serve did not get ready: {server.stderr.read() if server.poll() is not None else ""}')
+        return measure(bpfuml, 'uml', obj, runs, server=sock)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=60)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('-n', '--runs', type=int, default=30, help='runs on UML')
     ap.add_argument('--qemu-runs', type=int, default=10, help='runs on QEMU (seconds each under TCG)')
-    ap.add_argument('--backends', default='uml,qemu')
+    ap.add_argument('--backends', default='uml,warm,qemu',
+                    help='uml (cold), warm (bpfuml serve), qemu (cold, x86_64)')
     ap.add_argument('--json', action='store_true', help='print the figures as JSON')
     ap.add_argument('--bpfuml', default=os.path.join(TOP, 'build', 'bin', 'bpfuml'))
     ap.add_argument('object', nargs='?',
@@ -70,20 +104,27 @@ def main():
         if backend == 'qemu' and not os.path.exists(os.path.join(TOP, 'build', 'qemu', 'bzImage')):
             notes.append('qemu: not measured, its kernel is not built (make qemu-kernel)')
             continue
+        if backend == 'warm':
+            results[backend] = measure_warm(args.bpfuml, args.object, args.runs)
+            continue
         results[backend] = measure(args.bpfuml, backend, args.object,
                                    args.qemu_runs if backend == 'qemu' else args.runs)
     if args.json:
         print(json.dumps({'object': args.object, 'backends': results, 'notes': notes}, indent=2))
         return
-    print(f'cold verify of {os.path.relpath(args.object)} (ms)')
+    print(f'verify of {os.path.relpath(args.object)} (ms): cold per backend, warm through bpfuml serve')
     print(f'{"phase":<10}' + ''.join(f'{b + " median":>14}{b + " p90":>11}' for b in results))
-    for name in ('total', 'boot', 'job', 'shutdown', 'host'):
-        print(f'{name:<10}' + ''.join(f'{r["phases"][name]["median_ms"]:>14.1f}{r["phases"][name]["p90_ms"]:>11.1f}'
-                                      for r in results.values()))
+
+    def cell(r, name):
+        p = r['phases'].get(name)
+        return f'{p["median_ms"]:>14.1f}{p["p90_ms"]:>11.1f}' if p else f'{"-":>14}{"-":>11}'
+    for name in PHASES:
+        print(f'{name:<10}' + ''.join(cell(r, name) for r in results.values()))
     print('runs: ' + ', '.join(f'{b} {r["runs"]}' + (f' ({r["accel"]})' if r['accel'] else '')
                                for b, r in results.items()))
     print('boot = spawn -> agent start; job = load+verify in the guest; '
-          'shutdown = job end -> guest exit; host = the rest (input checks, staging, JSON)')
+          'shutdown = job end -> guest exit; guest = all the guest\'s share (warm: job sent -> answer); '
+          'host = the rest (input checks, staging, JSON)')
     for note in notes:
         print(note)
 
