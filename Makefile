@@ -42,7 +42,7 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_compare.c cmd_exec.c verdict.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c kselftest_gate.c input.c paths.c \
 		diag.c diag_render.c term.c confine.c guest_result.c console_scan.c summary.c junit.c \
-		cmd_serve.c serve_proto.c
+		cmd_serve.c serve_proto.c watch.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c agent/fatal_watch.c \
 		agent/agent_escape.c agent/agent_serve.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
@@ -60,7 +60,7 @@ UNIT_TESTS   := $(patsubst %,$(B)/tests/test_%,$(UNIT_NAMES))
 	fuzz fuzz-build fuzz-bins asan asan-test
 .DELETE_ON_ERROR:
 
-all: kernel $(HARNESS_BINS) $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS) $(PROBE_PROGS) $(B)/kselftest/DENYLIST.uml
+all: kernel $(HARNESS_BINS) $(B)/include/vmlinux.h.pch $(TEST_OUTPUTS) $(UNIT_TESTS) $(BENCH_PROGS) $(PROBE_PROGS) $(B)/kselftest/DENYLIST.uml
 
 deps:
 	$(Q)scripts/deps.sh
@@ -110,6 +110,12 @@ $(B)/kselftest/DENYLIST.uml: tests/kselftest/DENYLIST.uml
 # KSELFTEST_ARGS passes options, e.g. KSELFTEST_ARGS="-t rhash -j 4".
 kselftest: all kselftest-build
 	$(Q)$(B)/bin/bpfuml kselftest $(KSELFTEST_ARGS)
+
+# vmlinux.h precompiled with the flags of every compile of a .bpf.c by the
+# harness (input.c says when it uses it): most of a small compile's time.
+$(B)/include/vmlinux.h.pch: $(B)/include/vmlinux.h harness/bpf_cflags.def
+	$(call msg,PCH,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -x c-header $< -o $@.tmp && mv $@.tmp $@
 
 $(B)/tests/%.bpf.o: tests/smoke/%.bpf.c harness/bpf_cflags.def $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)

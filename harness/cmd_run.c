@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bpfuml.h"
+#include "watch.h"
 #include "options.h"
 #include "term.h"
 
@@ -128,6 +129,16 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 	if (attach_failed && !strcmp(opts->backend, "uml"))
 		attach_reason = uml_attach_impossible(prog);
 	code = program_failed(prog) || attach_failed ? EXIT_REJECTED : run_error ? EXIT_USAGE : EXIT_OK;
+	if (watch_verdicts) {
+		char outcome[64];
+
+		if (program_failed(prog) || attach_failed || run_error)
+			snprintf(outcome, sizeof(outcome), "%s", program_failed(prog) ? json_str(prog, "verdict") ?: "?"
+				 : attach_failed ? "attach failed" : "test run failed");
+		else
+			snprintf(outcome, sizeof(outcome), "retval %lld", json_int(run, "retval", 0));
+		watch_note_verdict(json_str(prog, "name") ?: "?", outcome);
+	}
 	if (run && json_str(run, "data_out_file"))
 		session_read_file(s, json_str(run, "data_out_file"), &data, &len);
 	if (data_out_path && data && save_copy(s, json_str(run, "data_out_file"), data_out_path))

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "options.h"
 #include "summary.h"
 #include "term.h"
+#include "watch.h"
 
 /* One line per program the kernel did not accept, in compiler style. */
 /* A program's finding without a verifier report: as a gcc line or a
@@ -213,6 +215,24 @@ static void print_human(struct session *s, const struct verified *v, const struc
 
 /* Exit code: 2 if an object could not be opened, else 1 if a program was
  * not accepted, else 0. */
+/* For --watch's "since last" line: each program's verdict. */
+static void note_verdicts(const struct verified *v)
+{
+	json_object *progs = programs_of(v);
+	char what[PATH_MAX + 300];
+
+	if (!progs) {
+		watch_note_verdict(v->file, "could not be opened");
+		return;
+	}
+	for (size_t i = 0; i < json_object_array_length(progs); i++) {
+		json_object *p = json_object_array_get_idx(progs, i);
+
+		snprintf(what, sizeof(what), "%s %s", v->file, json_str(p, "name") ?: "?");
+		watch_note_verdict(what, json_str(p, "verdict") ?: "?");
+	}
+}
+
 static int print_verdicts(struct session *s, const struct common_opts *opts,
 			  const struct verified *files, size_t nr_files)
 {
@@ -225,6 +245,8 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 			code = EXIT_USAGE;
 		else if (count_failed(programs_of(&files[f])) && code == EXIT_OK)
 			code = EXIT_REJECTED;
+		if (watch_verdicts)
+			note_verdicts(&files[f]);
 	}
 	if (opts->format == FORMAT_GCC || opts->format == FORMAT_GITHUB) {
 		bool github = opts->format == FORMAT_GITHUB;

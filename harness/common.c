@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bpfuml.h"
+#include "watch.h"
 #include "confine.h"
 #include "diag.h"
 #include "input.h"
@@ -140,7 +141,7 @@ int stage_object(struct session *s, const struct bpfuml_paths *paths,
 	if (input_is_source(file)) {
 		snprintf(diag_file, sizeof(diag_file), "%s/clang.txt", s->run_dir);
 		ierr = input_compile(file, out, paths->include_dir, opts->cflags,
-				     opts->json ? diag_file : NULL, msg, sizeof(msg));
+				     opts->json ? diag_file : NULL, watch_depfile, msg, sizeof(msg));
 		if (ierr == INPUT_COMPILE_FAILED) {
 			char *clang_text = NULL;
 

@@ -22,8 +22,10 @@ int input_is_source(const char *path);
 enum input_error input_check_object(const char *path, char *msg, size_t msg_len);
 /* Compile SOURCE to OUT with clang against INCLUDE_DIR; extra flags in CFLAGS
  * (split on spaces).  clang's diagnostics go to our stderr, or into
- * DIAG_FILE when it is not NULL (JSON mode keeps stdout clean either way). */
+ * DIAG_FILE when it is not NULL (JSON mode keeps stdout clean either way);
+ * the files it read, as a make rule, into DEPFILE when it is not NULL. */
 enum input_error input_compile(const char *source, const char *out, const char *include_dir,
-			       const char *cflags, const char *diag_file, char *msg, size_t msg_len);
+			       const char *cflags, const char *diag_file, const char *depfile,
+			       char *msg, size_t msg_len);
 
 #endif

@@ -9,9 +9,10 @@
 #include "bpfuml.h"
 #include "confine.h"
 #include "options.h"
+#include "watch.h"
 
 static const struct command commands[] = {
-	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE]",
+	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE] [--watch]",
 	  "Load every BPF program of FILE (a .bpf.o, or a .bpf.c compiled with clang-19\n"
 	  "against the UML kernel's vmlinux.h) in a UML guest (or, with --backend qemu,\n"
 	  "the x86_64 reference kernel under QEMU) and report, per program:\n"
@@ -33,8 +34,13 @@ static const struct command commands[] = {
 	  "false, or an enum's name).  --summary FILE appends a Markdown summary (a\n"
 	  "table of verdicts, each failure with the end of its log) for a CI page\n"
 	  "such as $GITHUB_STEP_SUMMARY; --junit FILE writes JUnit XML (a testcase\n"
-	  "per program; rejected: failure with the report and log; not loaded: error)." },
-	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N] [--attach]",
+	  "per program; rejected: failure with the report and log; not loaded: error).\n"
+	  "--watch verifies again on every save of a FILE (and of each header a .bpf.c\n"
+	  "includes), through a warm guest (a `bpfuml serve` of its own, or --server's);\n"
+	  "after each pass a line on stderr says which verdicts changed since the\n"
+	  "last.  It runs until interrupted (exit 130); --json gives a document per\n"
+	  "pass." },
+	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N] [--attach] [--watch]",
 	  "Load program NAME of FILE and run it with BPF_PROG_TEST_RUN.  Prints the\n"
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"
 	  "object's global variables (.bss/.data/.rodata, by name, decoded with BTF)\n"
@@ -43,7 +49,8 @@ static const struct command commands[] = {
 	  "libbpf does from its section (struct_ops: the object's struct_ops maps),\n"
 	  "so that a test run reaches tracing programs; an attachment UML cannot make\n"
 	  "(kprobes, BPF trampolines: fentry/fexit/lsm/struct_ops, freplace) is said\n"
-	  "plainly with its reason, and exits 1." },
+	  "plainly with its reason, and exits 1.  --watch runs it again on every save\n"
+	  "of FILE (or a header of a .bpf.c), as verify --watch does." },
 	{ "exec", cmd_exec, "exec [--file FILE]... [--] PROGRAM [ARG...]",
 	  "Run a host program inside a guest, as root there, with the guest kernel's\n"
 	  "BPF under it: a loader, a test binary, a bpftool of the same tree.  Its\n"
@@ -237,6 +244,18 @@ void common_finish(struct common_opts *opts)
 		      !getenv("NO_COLOR") && term && strcmp(term, "dumb");
 }
 
+/* --watch (before any "--"), taken out of ARGV: verify and run then run
+ * under watch.c.  ARGV ends with the NULL that argv[argc] is. */
+static bool take_watch_option(int argc, char **argv)
+{
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--watch")) {
+			memmove(argv + i, argv + i + 1, (argc - i) * sizeof(*argv));
+			return true;
+		}
+	return false;
+}
+
 static const struct command *find_command(const char *name)
 {
 	const struct command *cmd;
@@ -281,5 +300,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bpfuml: unknown command '%s'; see bpfuml help\n", argv[1]);
 		return EXIT_USAGE;
 	}
+	if ((cmd->func == cmd_verify || cmd->func == cmd_run) && take_watch_option(argc, argv))
+		return watch_command(cmd->func, argc - 2, argv + 1);
 	return output_finish(cmd->func(argc - 1, argv + 1));
 }

@@ -19,6 +19,7 @@ usage: tests/bench/verify_speed.py [-n RUNS] [--qemu-runs N] [--backends uml,war
 import argparse
 import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -87,12 +88,60 @@ def measure_warm(bpfuml, obj, runs):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def measure_watch(bpfuml, source, runs):
+    """Save-to-verdict of `verify --watch` on a copy of SOURCE: from the
+    write of a changed file to the pass's "since last" line (its settle
+    time, clang and the warm guest included)."""
+    scratch = tempfile.mkdtemp(prefix='verify_speed.')
+    copy = os.path.join(scratch, os.path.basename(source))
+    shutil.copy(source, copy)
+    watcher = subprocess.Popen([bpfuml, 'verify', '--watch', copy], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    pending = [b'']     # what was read past the last whole line
+
+    def wait_for(text):
+        """Lines read from the pipe itself: a buffered reader would hold
+        the next line where select() cannot see it."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            while b'\n' in pending[0]:
+                line, pending[0] = pending[0].split(b'\n', 1)
+                if text.encode() in line:
+                    return
+            ready, _, _ = select.select([watcher.stderr], [], [], deadline - time.monotonic())
+            chunk = os.read(watcher.stderr.fileno(), 4096) if ready else b''
+            if not chunk:
+                break
+            pending[0] += chunk
+        sys.exit(f'verify_speed: verify --watch did not say {text!r}')
+    times = []
+    try:
+        wait_for('watching')
+        for i in range(runs):
+            with open(copy, 'a') as f:
+                start = time.perf_counter()
+                f.write(f'/* {i} */\n')
+            wait_for('since last')
+            times.append((time.perf_counter() - start) * 1000)
+            wait_for('watching')
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.communicate(timeout=60)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {'runs': runs, 'accel': None,
+            'phases': {'total': {'median_ms': statistics.median(times), 'p90_ms': percentile(times, 0.9),
+                                 'min_ms': min(times), 'max_ms': max(times)}}}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('-n', '--runs', type=int, default=30, help='runs on UML')
     ap.add_argument('--qemu-runs', type=int, default=10, help='runs on QEMU (seconds each under TCG)')
-    ap.add_argument('--backends', default='uml,warm,qemu',
-                    help='uml (cold), warm (bpfuml serve), qemu (cold, x86_64)')
+    ap.add_argument('--backends', default='uml,warm,watch,qemu',
+                    help='uml (cold), warm (bpfuml serve), watch (verify --watch: save to verdict '
+                         'of --source), qemu (cold, x86_64)')
+    ap.add_argument('--source', default=os.path.join(TOP, 'tests', 'progs', 'accepted.bpf.c'),
+                    help='the .bpf.c that watch edits (a copy of it)')
     ap.add_argument('--json', action='store_true', help='print the figures as JSON')
     ap.add_argument('--bpfuml', default=os.path.join(TOP, 'build', 'bin', 'bpfuml'))
     ap.add_argument('object', nargs='?',
@@ -103,6 +152,9 @@ def main():
     for backend in args.backends.split(','):
         if backend == 'qemu' and not os.path.exists(os.path.join(TOP, 'build', 'qemu', 'bzImage')):
             notes.append('qemu: not measured, its kernel is not built (make qemu-kernel)')
+            continue
+        if backend == 'watch':
+            results[backend] = measure_watch(args.bpfuml, args.source, args.runs)
             continue
         if backend == 'warm':
             results[backend] = measure_warm(args.bpfuml, args.object, args.runs)
@@ -122,6 +174,9 @@ def main():
         print(f'{name:<10}' + ''.join(cell(r, name) for r in results.values()))
     print('runs: ' + ', '.join(f'{b} {r["runs"]}' + (f' ({r["accel"]})' if r['accel'] else '')
                                for b, r in results.items()))
+    if 'watch' in results:
+        print(f'watch = verify --watch of a copy of {os.path.relpath(args.source)}: total is save -> verdict '
+              '(settle, clang, warm guest)')
     print('boot = spawn -> agent start; job = load+verify in the guest; '
           'shutdown = job end -> guest exit; guest = all the guest\'s share (warm: job sent -> answer); '
           'host = the rest (input checks, staging, JSON)')
