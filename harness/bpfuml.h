@@ -60,6 +60,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_kselftest(int argc, char **argv);
 int cmd_kselftest_merge(int argc, char **argv);

@@ -144,6 +144,18 @@ static const struct command commands[] = {
 	  "ready.  UML guests only (--backend qemu jobs boot cold).  SIGINT or SIGTERM\n"
 	  "stop it: guests killed, run directories and the socket removed; exit 0.\n"
 	  "Exit 3 when a guest cannot be booted three times in a row." },
+	{ "mcp", cmd_mcp, "mcp",
+	  "A Model Context Protocol server on stdin/stdout, for coding agents: tools\n"
+	  "verify (a path, or C source text inline), run, parse_log, probe and\n"
+	  "kselftest (progress notifications as its guests finish), each the command\n"
+	  "itself with --json against warm guests of its own (a bpfuml serve started at\n"
+	  "the first call that needs one; BPFUML_SERVER names another).  Results are\n"
+	  "structured content: verify's bpfuml-verify/1 document with each program's\n"
+	  "report (category, problem, reason, at, causal path, suggestion) first.\n"
+	  "Speaks the 2026-07-28 revision (server/discover, version in _meta) and the\n"
+	  "initialize handshake of 2025-11-25 back to 2024-11-05.  Paths are the\n"
+	  "server's to read, relative to its working directory.  Ends when stdin\n"
+	  "closes (exit 0) or on SIGINT/SIGTERM (130), its guests and files removed." },
 	{ "help", cmd_help, "help [COMMAND]", "Show this help, or a command's." },
 	{ 0 },
 };

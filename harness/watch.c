@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "bpfuml.h"
+#include "private_server.h"
 #include "options.h"
 #include "session.h"
 #include "watch.h"
@@ -40,7 +41,6 @@ const char *watch_verdicts;
  * file in several steps (truncate, write, rename, chmod). */
 #define WATCH_SETTLE_MS 30
 #define WATCH_FILES_MAX 512
-#define SERVER_READY_S 120
 
 struct watched {
 	char *path;		/* as found: the user's FILE, or a header */
@@ -53,8 +53,8 @@ struct watch {
 	size_t nr;
 	int inotify;
 	char scratch[PATH_MAX];
-	char depfile[PATH_MAX + 16], verdicts[PATH_MAX + 16], socket[PATH_MAX + 16];
-	pid_t server;
+	char depfile[PATH_MAX + 16], verdicts[PATH_MAX + 16];
+	struct private_server server;
 	char *last_verdicts;
 };
 
@@ -197,52 +197,6 @@ void watch_note_verdict(const char *what, const char *verdict)
 	fclose(f);
 }
 
-static void stop_server(struct watch *w)
-{
-	if (w->server <= 0)
-		return;
-	kill(w->server, SIGTERM);
-	while (waitpid(w->server, NULL, 0) < 0 && errno == EINTR)
-		;
-	w->server = 0;
-}
-
-/* Our own `bpfuml serve`, in the scratch directory; 0 when it is ready. */
-static int start_server(struct watch *w)
-{
-	char line[512];
-	int out[2];
-	FILE *f;
-
-	snprintf(w->socket, sizeof(w->socket), "%s/serve.sock", w->scratch);
-	if (pipe2(out, O_CLOEXEC))
-		return -errno;
-	w->server = fork();
-	if (w->server < 0)
-		return -errno;
-	if (w->server == 0) {
-		dup2(out[1], 1);
-		execl("/proc/self/exe", "bpfuml", "serve", "--socket", w->socket, (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	/* Its one line on stdout says it is ready; its stderr is ours. */
-	struct pollfd pfd = { .fd = out[0], .events = POLLIN };
-
-	if (poll(&pfd, 1, SERVER_READY_S * 1000) != 1 || !(f = fdopen(out[0], "r"))) {
-		close(out[0]);
-		stop_server(w);
-		return -ETIMEDOUT;
-	}
-	if (!fgets(line, sizeof(line), f) || !strstr(line, "ready")) {
-		fclose(f);
-		stop_server(w);
-		return -EIO;
-	}
-	fclose(f);
-	return 0;
-}
-
 /* A FILE of the command: a BPF object or source that exists (never an
  * option's value such as --summary's, which a pass writes). */
 static bool is_input(const char *arg)
@@ -334,9 +288,9 @@ int watch_command(int (*command)(int, char **), int argc, char **argv)
 	watch_verdicts = w.verdicts;
 	session_install_signal_handlers();
 	if (own_server) {
-		err = start_server(&w);
+		err = private_server_start(&w.server);
 		if (!err)
-			setenv("BPFUML_SERVER", w.socket, 1);
+			setenv("BPFUML_SERVER", w.server.socket, 1);
 		else
 			note("no warm guest (bpfuml serve did not start: %s); each pass boots one",
 			     strerror(-err));
@@ -368,7 +322,7 @@ int watch_command(int (*command)(int, char **), int argc, char **argv)
 			break;
 		note("%s changed", changed);
 	}
-	stop_server(&w);
+	private_server_stop(&w.server);
 	unlink(w.depfile);
 	unlink(w.verdicts);
 	rmdir(w.scratch);
