@@ -136,12 +136,15 @@ def serve_answers_every_verify_case_exactly_as_a_cold_guest():
         cold = bpfuml('verify', '--format', 'gcc', source)
         warm = bpfuml('verify', '--format', 'gcc', '--server', server.socket, source)
         check(warm[0] == cold[0] == 1 and warm[1] == cold[1], f'gcc format of a .bpf.c: {warm} vs {cold}')
-        # No job's objects outlived it, and no guest had to be replaced.
+        # No job's programs or links outlived it; its maps and BTF, let go
+        # after a grace period, are watched going (a guest whose stay past
+        # 2 s says "leak" and is replaced): none was.
+        time.sleep(3)
         status = server.status()
         guest = status['guests'][0]
         check(status['jobs_done'] >= len(objects) + 2 and guest['replaced'] == 0,
               f'status after the jobs: {status}')
-        for kind in ('programs', 'maps', 'links', 'btf'):
+        for kind in ('programs', 'links'):
             check(guest['after_last_job'][kind] <= guest['when_ready'][kind], f'{kind} left: {guest}')
 
 
