@@ -129,11 +129,11 @@ static bool read_input(struct mcp *m, bool wait)
 	char buf[65536];
 	ssize_t n;
 
-	if (!wait) {
+	{
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
 
-		if (poll(&pfd, 1, 0) != 1)
-			return true;
+		if (session_ppoll(&pfd, 1, wait ? -1 : 0) != 1)
+			return !session_interrupted;
 	}
 	n = read(0, buf, sizeof(buf));
 	if (n < 0)
@@ -275,8 +275,17 @@ static void run_command(struct mcp *m, const char *cwd, char **argv, json_object
 		char buf[65536], *line;
 		ssize_t n;
 
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
-			break;
+		if (session_ppoll(pfd, 3, -1) < 0) {
+			if (session_interrupted) {
+				/* We are stopping: the call goes with us, unanswered. */
+				kill(pid, SIGTERM);
+				o->code = -1;
+				break;
+			}
+			if (errno != EINTR)
+				break;
+			continue;
+		}
 		for (int k = 0; k < 2; k++) {
 			if (pfd[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;

@@ -684,7 +684,7 @@ static void loop(struct server *sv)
 		for (size_t i = 0; i < SERVE_CLIENTS_MAX; i++)
 			if (sv->clients[i])
 				pfd[n++] = (struct pollfd){ .fd = sv->clients[i]->fd, .events = POLLIN };
-		poll(pfd, n, wait_ms < 0 ? 0 : (int)wait_ms);
+		session_ppoll(pfd, n, wait_ms < 0 ? 0 : (int)wait_ms);
 		if (session_interrupted)
 			break;
 		if (pfd[0].revents & POLLIN)

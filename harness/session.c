@@ -68,14 +68,36 @@ static void live_list_change(struct session *s, bool add)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+static const int stopping_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+int session_ppoll(struct pollfd *pfd, nfds_t n, int timeout_ms)
+{
+	struct timespec ts = { .tv_sec = timeout_ms / 1000, .tv_nsec = (timeout_ms % 1000) * 1000000L };
+	sigset_t stopping, old;
+	int ret;
+
+	sigemptyset(&stopping);
+	for (size_t i = 0; i < sizeof(stopping_signals) / sizeof(stopping_signals[0]); i++)
+		sigaddset(&stopping, stopping_signals[i]);
+	/* Looked at with the signals blocked, and unblocked by ppoll() itself:
+	 * one that comes in between wakes it instead of being missed. */
+	sigprocmask(SIG_BLOCK, &stopping, &old);
+	if (session_interrupted) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		errno = EINTR;
+		return -1;
+	}
+	ret = ppoll(pfd, n, timeout_ms < 0 ? NULL : &ts, &old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 void session_install_signal_handlers(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
+	for (size_t i = 0; i < sizeof(stopping_signals) / sizeof(stopping_signals[0]); i++)
+		sigaction(stopping_signals[i], &sa, NULL);
 	sa.sa_handler = on_sigpipe;
 	sigaction(SIGPIPE, &sa, NULL);
 }
@@ -708,7 +730,7 @@ void session_wait_any(struct session *const *ss, size_t n)
 	}
 	if (wait_ms < 0)
 		wait_ms = 0;
-	poll(pfd, nfd, (int)wait_ms);	/* EINTR: session_poll() sees the signal */
+	session_ppoll(pfd, nfd, (int)wait_ms);	/* EINTR: session_poll() sees the signal */
 }
 
 int session_run(struct session *s, const struct bpfuml_paths *paths, json_object *job,

@@ -123,5 +123,9 @@ void session_destroy(struct session *s);
  * directory. */
 extern volatile int session_interrupted;
 void session_install_signal_handlers(void);
+/* poll() that a stopping signal always ends: -1 with EINTR at once when one
+ * has come (session_interrupted), and no window in which one is missed
+ * between that look and the sleep.  TIMEOUT_MS < 0: no time-out. */
+int session_ppoll(struct pollfd *pfd, nfds_t n, int timeout_ms);
 
 #endif

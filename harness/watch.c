@@ -247,9 +247,7 @@ static const char *wait_for_change(struct watch *w)
 
 		if (changed && timeout <= 0)
 			return changed;
-		if (poll(&pfd, 1, timeout < 0 && changed ? 0 : timeout) < 0 && session_interrupted)
-			return NULL;
-		if (session_interrupted)
+		if (session_ppoll(&pfd, 1, timeout) < 0 && session_interrupted)
 			return NULL;
 		if (!(pfd.revents & POLLIN))
 			continue;
