@@ -43,6 +43,9 @@ struct common_opts {
 	bool keep;
 	const char *cflags;
 	const char *server;	/* --server or $BPFUML_SERVER: a `bpfuml serve` socket */
+	/* How the guest runs BPF: "jit" (--jit: x86_64's JIT) or "interpreter"
+	 * (--interpreter); NULL: the backend's default (bpf_mode_of()). */
+	const char *bpf_mode;
 	const char *test_fault;		/* test-only: "panic", "hang" or "escape=PATH" in the guest */
 };
 
@@ -125,6 +128,10 @@ json_object *accel_json(const struct session *s);
 /* What confined the guest on the host: "landlock-abi7", "namespace", "none". */
 /* How the guest of S is confined on the host (a warm guest: as its server said). */
 json_object *confinement_json(const struct session *s);
+/* How BACKEND's kernel runs BPF unless told: "interpreter" (uml), "jit" (qemu). */
+const char *bpf_mode_default(const char *backend);
+/* The mode a command's guests run BPF in: --jit/--interpreter, or the default. */
+const char *bpf_mode_of(const struct common_opts *opts);
 void print_timing(FILE *out, const struct session *s);
 
 /* Print one program's verdict block (human), or return it as JSON. */

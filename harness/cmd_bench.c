@@ -266,6 +266,8 @@ int cmd_bench(int argc, char **argv)
 	results = json_object_new_array();
 	json_object_object_add(doc, "schema", json_object_new_string("bpfuml-bench/1"));
 	json_object_object_add(doc, "backend", json_object_new_string(backend));
+	if (strcmp(backend, "host"))
+		json_object_object_add(doc, "bpf_mode", json_object_new_string(bpf_mode_of(&opts)));
 	json_object_object_add(doc, "profile", json_object_new_string(quick ? "quick" : "full"));
 	json_object_object_add(doc, "rows", results);
 	if (!opts.json)

@@ -80,6 +80,7 @@ static int report(struct session *s, const struct common_opts *opts, int timeout
 
 		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-exec/1"));
 		json_object_object_add(doc, "backend", json_object_new_string(opts->backend));
+		json_object_object_add(doc, "bpf_mode", json_object_new_string(bpf_mode_of(opts)));
 		json_object_object_add(doc, "output", json_object_new_string_len(out ?: "", (int)len));
 		json_object_object_add(doc, "how", json_object_new_string(how));
 		static const char *const keys[] = { "exit_status", "signal", "timed_out", "elapsed_ns" };

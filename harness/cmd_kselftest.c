@@ -219,6 +219,7 @@ static int shard_start(struct shard *sh, const struct bpfuml_paths *paths, const
 	s->cpus = o->cpus;
 	s->keep = o->common.keep;
 	s->backend = o->common.backend;
+	s->bpf_mode = o->common.bpf_mode;
 	code = guest_can_boot(s, paths, &o->common);
 	if (code != EXIT_OK)
 		return code;
@@ -251,6 +252,10 @@ static int shard_start(struct shard *sh, const struct bpfuml_paths *paths, const
 	} else {
 		job = exec_job(dir, "output.txt", timeout_s, runner, (const char *const[]){ NULL });
 	}
+	/* UML's interpreter runs programs verified for the JIT: the selftests
+	 * that choose their expectations by the JIT's sysctl read it as 1. */
+	if (!strcmp(o->common.backend, "uml") && !strcmp(bpf_mode_of(&o->common), "interpreter"))
+		json_object_object_add(job, "jit_enable_shown", json_object_new_string("1"));
 	if (o->common.test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(o->common.test_fault));
 	/* A guest that fails to start is collected as any other. */
@@ -673,6 +678,7 @@ static int report(const struct ks_opts *o, struct ks_results *results, double wa
 	if (o->common.json) {
 		json_object *doc = ks_results_json(results, wall_s, jobs);
 
+		json_object_object_add(doc, "bpf_mode", json_object_new_string(bpf_mode_of(&o->common)));
 		if (gate)
 			json_object_object_add(doc, "baseline", ks_gate_json(gate, o->baseline));
 		print_document(doc);

@@ -133,10 +133,10 @@ static void print_rows(json_object *rows, const char *kind, const char *title)
 }
 
 /* Why a program that verified does not run on UML. */
-static const char needs_jit_note[] = "UML interprets BPF; x86_64's JIT runs this program";
+static const char needs_jit_note[] = "UML interprets BPF unless --jit; x86_64's JIT runs this program";
 
 /* Give each row's failures their reasons; count the rows per verify status. */
-static void annotate(struct session *s, json_object *rows, const char *backend)
+static void annotate(struct session *s, json_object *rows, const char *backend, const char *bpf_mode)
 {
 	size_t i;
 
@@ -157,7 +157,7 @@ static void annotate(struct session *s, json_object *rows, const char *backend)
 
 			json_object_object_add(prog, "type", json_object_new_string(json_str(row, "prog_type") ?: ""));
 			json_object_object_add(prog, "section", json_object_new_string(json_str(row, "section") ?: ""));
-			if ((note = uml_attach_impossible(prog)))
+			if ((note = uml_attach_impossible(prog, bpf_mode)))
 				json_object_object_add(row, "uml_note", json_object_new_string(note));
 			json_object_put(prog);
 		}
@@ -251,11 +251,12 @@ int cmd_probe(int argc, char **argv)
 		session_destroy(&s);
 		return code;
 	}
-	annotate(&s, rows, opts.backend);
+	annotate(&s, rows, opts.backend, bpf_mode_of(&opts));
 	if (opts.json) {
 		doc = json_object_new_object();
 		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-probe/1"));
 		json_object_object_add(doc, "backend", json_object_new_string(opts.backend));
+		json_object_object_add(doc, "bpf_mode", json_object_new_string(bpf_mode_of(&opts)));
 		json_object_object_add(doc, "kernel", json_object_new_string(json_str(s.result, "kernel") ?: "?"));
 		json_object_object_add(doc, "accel", accel_json(&s));
 		json_object_object_add(doc, "confinement", confinement_json(&s));

@@ -208,6 +208,7 @@ static void op_job(struct server *sv, struct client *c)
 	json_object_object_add(msg, "dir", json_object_new_string(c->dir));
 	json_object_object_add(msg, "guest_dir", json_object_new_string(guest_dir));
 	json_object_object_add(msg, "backend", json_object_new_string(sv->opts.backend));
+	json_object_object_add(msg, "bpf_mode", json_object_new_string(bpf_mode_of(&sv->opts)));
 	json_object_object_add(msg, "mem_mb", json_object_new_int(sv->mem_mb));
 	json_object_object_add(msg, "cpus", json_object_new_int(sv->cpus));
 	json_object_object_add(msg, "confinement", json_object_new_string(confine_name() ?: ""));
@@ -344,6 +345,7 @@ static void guest_boot(struct server *sv, struct warm_guest *g)
 	}
 	g->s.channel_fd = pair[1];
 	g->s.backend = sv->opts.backend;
+	g->s.bpf_mode = sv->opts.bpf_mode;
 	g->s.mem_mb = sv->mem_mb;
 	g->s.cpus = sv->cpus;
 	/* The guest lives until it is killed; its jobs have their own

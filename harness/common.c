@@ -202,7 +202,7 @@ int open_guest_session(struct session *s, struct bpfuml_paths *paths, const stru
 		fprintf(stderr, "bpfuml: note: --keep boots a guest of its own (a warm guest's "
 			"directory is its server's)\n");
 	} else if (opts->server) {
-		if (!session_connect(s, opts->server, opts->backend, why, sizeof(why))) {
+		if (!session_connect(s, opts->server, opts->backend, bpf_mode_of(opts), why, sizeof(why))) {
 			session_install_signal_handlers();
 			return EXIT_OK;
 		}
@@ -295,6 +295,7 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	if (err != EXIT_OK)
 		return err;
 	s->backend = opts->backend;
+	s->bpf_mode = opts->bpf_mode;
 run:
 	if (opts->test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));
@@ -313,6 +314,16 @@ static double phase_ms(long long from, long long to)
 json_object *accel_json(const struct session *s)
 {
 	return s->accel ? json_object_new_string(s->accel) : NULL;
+}
+
+const char *bpf_mode_default(const char *backend)
+{
+	return backend && !strcmp(backend, "qemu") ? "jit" : "interpreter";
+}
+
+const char *bpf_mode_of(const struct common_opts *opts)
+{
+	return opts->bpf_mode ?: bpf_mode_default(opts->backend);
 }
 
 json_object *confinement_json(const struct session *s)

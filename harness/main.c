@@ -174,6 +174,10 @@ static const char common_help[] =
 	"  --log-level N   verifier log level, 1 or 2 (default 1)\n"
 	"  --no-color      no colour even on a terminal (also: NO_COLOR=1)\n"
 	"  --keep          keep the run directory (console log, job, result)\n"
+	"  --jit           run BPF with the x86_64 JIT (UML: kernel-patches 0040-0045;\n"
+	"                  qemu's default); --interpreter: with the interpreter (UML's\n"
+	"                  default; on qemu, x86_64 with bpf_jit_enable=0).  Verdicts are\n"
+	"                  x86_64's JIT's either way; \"bpf_mode\" in JSON says which ran\n"
 	"  --server SOCK   verify, run, probe, exec: have the job done by a warm guest of\n"
 	"                  `bpfuml serve` listening at SOCK (also: BPFUML_SERVER=SOCK); when\n"
 	"                  none answers there, a note says so and a guest is booted as usual\n"
@@ -228,6 +232,10 @@ int common_option(struct common_opts *opts, int c, const char *arg)
 		return -1;
 	case OPT_SERVER:
 		opts->server = arg;
+		return -1;
+	case OPT_JIT:
+	case OPT_INTERPRETER:
+		opts->bpf_mode = c == OPT_JIT ? "jit" : "interpreter";
 		return -1;
 	case OPT_TIMEOUT:
 		if ((code = option_uint(opts, "--timeout", arg, 1, TIMEOUT_MAX_S, "seconds", &v)))

@@ -9,7 +9,7 @@
 
 enum {
 	OPT_JSON = 0x100, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_NO_COLOR, OPT_KEEP, OPT_CFLAGS,
-	OPT_TEST_FAULT, OPT_FORMAT, OPT_BACKEND, OPT_SERVER,
+	OPT_TEST_FAULT, OPT_FORMAT, OPT_BACKEND, OPT_SERVER, OPT_JIT, OPT_INTERPRETER,
 };
 
 #define COMMON_LONGOPTS							\
@@ -18,6 +18,8 @@ enum {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
 	{ "backend", required_argument, NULL, OPT_BACKEND },		\
 	{ "server", required_argument, NULL, OPT_SERVER },		\
+	{ "jit", no_argument, NULL, OPT_JIT },				\
+	{ "interpreter", no_argument, NULL, OPT_INTERPRETER },		\
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },	\
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },		\
 	{ "keep", no_argument, NULL, OPT_KEEP },			\

@@ -5,7 +5,7 @@
  *
  *   client {"op": "job", "command": C}
  *   server {"dir": HOST PATH, "guest_dir": ITS PATH IN THE GUEST, "backend",
- *           "mem_mb", "cpus", "confinement"}  (or {"error": TEXT})
+ *           "bpf_mode", "mem_mb", "cpus", "confinement"}  (or {"error": TEXT})
  *   ... the client puts the job's files and job.json into "dir" ...
  *   client {"op": "run", "timeout_s": T}
  *   server {"status": STATUS, "trouble": TEXT, "start_ns", "exit_ns"}

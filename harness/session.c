@@ -467,7 +467,7 @@ static int connect_own_socket(const char *path, char *why, size_t why_size)
 }
 
 int session_connect(struct session *s, const char *socket, const char *backend,
-		    char *why, size_t why_size)
+		    const char *bpf_mode, char *why, size_t why_size)
 {
 	json_object *msg = json_object_new_object(), *reply = NULL;
 	const char *dir, *guest_dir, *server_backend;
@@ -505,6 +505,12 @@ int session_connect(struct session *s, const char *socket, const char *backend,
 		err = -EPROTONOSUPPORT;
 		goto fail;
 	}
+	if (strcmp(msg_string(reply, "bpf_mode") ?: "", bpf_mode)) {
+		snprintf(why, why_size, "the server at %s runs BPF with the %s, not the %s", socket,
+			 msg_string(reply, "bpf_mode") ?: "?", bpf_mode);
+		err = -EPROTONOSUPPORT;
+		goto fail;
+	}
 	if (snprintf(s->run_dir, sizeof(s->run_dir), "%s", dir) >= (int)sizeof(s->run_dir) ||
 	    snprintf(s->guest_dir, sizeof(s->guest_dir), "%s", guest_dir) >= (int)sizeof(s->guest_dir)) {
 		snprintf(why, why_size, "the server at %s gave a path too long", socket);
@@ -522,6 +528,7 @@ int session_connect(struct session *s, const char *socket, const char *backend,
 	s->mem_mb = json_int(reply, "mem_mb", 0);
 	s->cpus = json_int(reply, "cpus", 0);
 	s->backend = backend;
+	s->bpf_mode = bpf_mode;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
 	json_object_put(reply);
 	s->server_fd = fd;
@@ -633,6 +640,11 @@ static int start(struct session *s, const struct bpfuml_paths *paths, json_objec
 	int err;
 
 	opts.channel_fd = s->channel_fd;
+	/* Only what differs from the kernel's own default goes on its
+	 * command line: UML interprets, x86_64 JITs. */
+	opts.bpf_jit = -1;
+	if (s->bpf_mode && strcmp(s->bpf_mode, bpf_mode_default(backend)))
+		opts.bpf_jit = !strcmp(s->bpf_mode, "jit");
 	/* Until the guest answers, this run has failed to start. */
 	s->status = SESSION_START_FAILED;
 	json_object_object_get_ex(job, "command", &command);

@@ -44,6 +44,7 @@ struct session {
 	const char *accel;		/* QEMU's accelerator ("kvm", "tcg"), or NULL */
 	unsigned int mem_mb;		/* guest memory; 0: SESSION_MEM_MB */
 	unsigned int cpus;		/* guest CPUs; 0: 1 */
+	const char *bpf_mode;		/* "jit", "interpreter"; NULL: the backend's default */
 	int channel_fd;			/* > 0: boot a warm guest on this job line */
 	/* Where the guest sees the run directory: RUN_DIR_IN_GUEST, or a
 	 * warm guest's job directory (session_connect()). */
@@ -72,9 +73,9 @@ int session_create(struct session *s);
 /* Instead of session_create(): a job directory from the `bpfuml serve`
  * listening at SOCKET, whose warm guest will do the job (serve_proto.h);
  * the rest goes as for a guest of our own.  0, or -errno with the reason in
- * WHY (no server there, not ours, another backend, ...). */
+ * WHY (no server there, not ours, another backend or BPF mode, ...). */
 int session_connect(struct session *s, const char *socket, const char *backend,
-		    char *why, size_t why_size);
+		    const char *bpf_mode, char *why, size_t why_size);
 /* The name of a status in serve_proto.h's messages, and back (-1: unknown). */
 const char *session_status_name(enum session_status status);
 int session_status_parse(const char *name);

@@ -114,8 +114,8 @@ const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 		       "x86_64 would load and verify it";
 	if (verified_but_needs_jit(prog, legacy_error))
 		return "the verifier accepted this program, as x86_64's would, but it needs the JIT "
-		       "to run (arena, bpf_throw, tail calls from subprograms, ...), and UML's BPF "
-		       "programs are interpreted, so UML refused to load it";
+		       "to run (arena, bpf_throw, tail calls from subprograms, ...), and this guest "
+		       "interpreted BPF, so the kernel refused to load it; --jit runs it";
 	for (i = 0; legacy_error && i < sizeof(uml_only_verdicts) / sizeof(uml_only_verdicts[0]); i++)
 		if (strstr(legacy_error, uml_only_verdicts[i].legacy))
 			return uml_only_verdicts[i].note;
@@ -127,8 +127,10 @@ const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 	return NULL;
 }
 
-const char *uml_attach_impossible(json_object *prog)
+const char *uml_attach_impossible(json_object *prog, const char *bpf_mode)
 {
+	bool jit = bpf_mode && !strcmp(bpf_mode, "jit");
+
 	const char *type = json_str(prog, "type") ?: "", *section = json_str(prog, "section") ?: "";
 
 	if (!strcmp(type, "kprobe")) {
@@ -142,13 +144,16 @@ const char *uml_attach_impossible(json_object *prog)
 	}
 	if (!strcmp(type, "tracing") && (!strncmp(section, "tp_btf", 6) || !strncmp(section, "iter", 4)))
 		return NULL;	/* raw tracepoints and iterators need no trampoline */
-	if (!strcmp(type, "tracing") || !strcmp(type, "lsm") || !strcmp(type, "struct_ops"))
-		return "BPF trampolines are machine code made by the JIT "
-		       "(arch_prepare_bpf_trampoline), and UML has no JIT: its BPF programs run "
-		       "in the interpreter; the program loads and verifies as on x86_64";
-	if (!strcmp(type, "ext"))
-		return "freplace patches the JITed code of its target, and UML's programs are "
-		       "interpreted, not JITed";
+	/* struct_ops: x86_64's trampolines, which call interpreted programs
+	 * too (kernel-patches 0045), are called through function pointers. */
+	if (!strcmp(type, "tracing") || !strcmp(type, "lsm"))
+		return "a trampoline reaches a kernel function by patching its first 5 bytes "
+		       "(x86_64's ftrace NOP), and UML's kernel functions have no patchable entry "
+		       "(no function tracer); on a BPF program (--attach-target) it attaches with "
+		       "--jit; the program loads and verifies as on x86_64";
+	if (!strcmp(type, "ext") && !jit)
+		return "freplace patches the JITed code of its target, and without --jit the "
+		       "target is interpreted";
 	return NULL;
 }
 

@@ -316,6 +316,15 @@ void vm_free(struct vm *vm)
 	free(vm);
 }
 
+const char *vm_bpf_jit_args(const struct vm_opts *opts)
+{
+	if (opts->bpf_jit == 1)
+		return "sysctl.net.core.bpf_jit_enable=1 sysctl.net.core.bpf_jit_kallsyms=1";
+	if (opts->bpf_jit == 0)
+		return "sysctl.net.core.bpf_jit_enable=0";
+	return "";
+}
+
 bool vm_cmdline_can_carry(const char *path)
 {
 	return !strchr(path, '"');

@@ -27,6 +27,9 @@ struct vm_opts {
 	unsigned int cpus;	/* guest CPUs; 0: 1 */
 	int channel_fd;		/* > 0: a warm guest's job line (run_dir.h's
 				 * serve protocol), the host's end of it */
+	int bpf_jit;		/* net.core.bpf_jit_enable on the kernel's
+				 * command line: 1, 0, or -1 for the kernel's
+				 * own default */
 };
 #define VM_OPTS(name, ...) struct vm_opts name = { .sz = sizeof(struct vm_opts), __VA_ARGS__ }
 
@@ -111,6 +114,11 @@ int vm_cmdline_arg(char *buf, size_t size, const char *name, const char *value);
  * "" when unset or when it holds a '"' or "--", which would change what the
  * kernel hands to init. */
 const char *vm_extra_kernel_args(void);
+
+/* "sysctl.net.core.bpf_jit_enable=N sysctl.net.core.bpf_jit_kallsyms=N" for
+ * OPTS->bpf_jit (kallsyms as x86_64 has it with the JIT on: JITed programs
+ * in /proc/kallsyms), or "" when the kernel's default stands. */
+const char *vm_bpf_jit_args(const struct vm_opts *opts);
 
 extern const struct vm_backend vm_backend_uml;
 extern const struct vm_backend vm_backend_qemu;

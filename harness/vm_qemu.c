@@ -151,8 +151,8 @@ static int build_argv(struct argv_buf *b, const struct vm_opts *opts, int kvm, c
 		 "console=ttyS0 root=/dev/root rootfstype=9p "
 		 "rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144 ro "
 		 "panic=-1 oops=panic loglevel=5 8250.nr_uarts=1 "
-		 "bpfuml_channel=9p %s %s%s%s",
-		 vm_extra_kernel_args(), init, run_dir ? " -- " : "", dir);
+		 "bpfuml_channel=9p %s %s %s%s%s",
+		 vm_extra_kernel_args(), vm_bpf_jit_args(opts), init, run_dir ? " -- " : "", dir);
 	arg(b, "-append");
 	argf(b, "%s", append);
 	return 0;

@@ -183,7 +183,7 @@ static int uml_start(struct vm *vm, const struct vm_opts *opts)
 		opts->cpus > 1 ? "seccomp=on" : "seccomp=auto", ncpus,
 		/* UML joins its argv into the command line: one string of
 		 * several parameters is parsed as several. */
-		(char *)vm_extra_kernel_args(),
+		(char *)vm_extra_kernel_args(), (char *)vm_bpf_jit_args(opts),
 		init, "--", run_dir, NULL,
 	};
 

@@ -136,10 +136,20 @@ def attach_on_uml(obj, name, reason):
 
 @test
 def attach_impossible_on_uml_is_said_plainly():
-    attach_on_uml('tracing_types.bpf.o', 'fentry_test1', 'BPF trampolines are machine code')
-    attach_on_uml('tracing_types.bpf.o', 'lsm_file_open', 'BPF trampolines are machine code')
+    attach_on_uml('tracing_types.bpf.o', 'fentry_test1', 'a trampoline reaches a kernel function')
+    attach_on_uml('tracing_types.bpf.o', 'lsm_file_open', 'a trampoline reaches a kernel function')
     attach_on_uml('tracing_types.bpf.o', 'kprobe_args', 'UML has no kprobes')
-    attach_on_uml('struct_ops.bpf.o', 'bpfuml_ssthresh', 'BPF trampolines are machine code')
+
+
+@test
+def struct_ops_attach_on_uml():
+    # x86_64's trampolines (kernel-patches 0045) call the struct_ops
+    # programs, interpreted or JITed: the TCP congestion control registers.
+    for mode in ('--interpreter', '--jit'):
+        code, doc, err = bpfuml_json('run', mode, os.path.join(PROGS, 'struct_ops.bpf.o'), '--prog',
+                                     'bpfuml_ssthresh', '--attach')
+        check(doc.get('attach', {}).get('attached') is True,
+              f'{mode}: exit {code}, attach {doc.get("attach")} {doc.get("error")}')
 
 
 @test

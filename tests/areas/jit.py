@@ -1,0 +1,72 @@
+# jit.py — the x86_64 JIT in UML (kernel-patches 0040-0045).  --jit runs
+# what only machine code can run; the interpreter stays the default, with
+# the same verdicts (both modes verify for x86_64's JIT).
+import json
+import os
+import tempfile
+
+from testlib import EXIT_OK, PROGS, bpfuml, bpfuml_json, check, check_no_leftovers, prog, test
+
+
+@test
+def jit_mode_runs_what_only_a_jit_can():
+    for name, programs in (('arena', ('arena_write',)), ('jit_only', ('throws', 'tail_calls_from_subprog'))):
+        code, doc, err = bpfuml_json('verify', '--jit', os.path.join(PROGS, f'{name}.bpf.o'))
+        check(code == EXIT_OK and doc.get('bpf_mode') == 'jit', f'{name}: exit {code}: {err}')
+        for p in programs:
+            check(prog(doc, p)['verdict'] == 'accepted', f'{name}/{p}: {prog(doc, p).get("verdict")}')
+    # And they run: the arena page is written; bpf_throw() unwinds to its
+    # default callback, which returns the cookie.
+    code, doc, err = bpfuml_json('run', '--jit', os.path.join(PROGS, 'arena.bpf.o'), '--prog', 'arena_write')
+    check(code == EXIT_OK and doc['run'].get('retval') == 0, f'arena: exit {code}: {doc.get("run")} {err}')
+    with tempfile.TemporaryDirectory() as tmp:
+        for size, want in ((64, 0), (1200, 1)):
+            packet = os.path.join(tmp, f'packet{size}')
+            with open(packet, 'wb') as f:
+                f.write(bytes(14) + bytes(size - 14))
+            code, doc, err = bpfuml_json('run', '--jit', os.path.join(PROGS, 'jit_only.bpf.o'), '--prog', 'throws',
+                                         '--data-in', packet)
+            check(code == EXIT_OK and doc['run'].get('retval') == want,
+                  f'throws with {size} bytes: exit {code}: {doc.get("run")} {err}')
+    check_no_leftovers()
+
+
+@test
+def bpf_mode_is_set_in_the_guest_and_said():
+    for args, want in (((), '0'), (('--interpreter',), '0'), (('--jit',), '1')):
+        code, out, err = bpfuml('exec', *args, '--', '/bin/cat', '/proc/sys/net/core/bpf_jit_enable')
+        check(code == 0 and out.strip() == want, f'exec {args}: exit {code}: {out!r} {err}')
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'accepted.bpf.o'))
+    check(doc.get('bpf_mode') == 'interpreter', f'default bpf_mode {doc.get("bpf_mode")!r}')
+    # JITed programs are in /proc/kallsyms, as on x86_64 with the JIT on.
+    code, out, err = bpfuml('exec', '--jit', '--', '/bin/sh', '-c', 'cat /proc/sys/net/core/bpf_jit_kallsyms')
+    check(code == 0 and out.strip() == '1', f'bpf_jit_kallsyms {out!r}')
+
+
+@test
+def verdicts_are_the_same_with_and_without_the_jit():
+    # What the interpreter can run, the JIT judges alike (both verify for
+    # x86_64's JIT); only what needs machine code differs, and is said.
+    for name in ('accepted', 'rejected', 'many_rejected', 'callbacks', 'kfunc_calls', 'stack_rounding',
+                 'tail_call', 'loader_fixups', 'legacy_probe_read'):
+        obj = os.path.join(PROGS, f'{name}.bpf.o')
+        if not os.path.exists(obj):
+            continue
+        code_i, doc_i, _ = bpfuml_json('verify', obj)
+        code_j, doc_j, _ = bpfuml_json('verify', '--jit', obj)
+        verdicts = lambda d: [(p['name'], p['verdict'], (p.get('diagnostics') or {}).get('stats')) for p in d['programs']]
+        check(code_i == code_j and verdicts(doc_i) == verdicts(doc_j),
+              f'{name}: interpreter {code_i} {verdicts(doc_i)}\njit {code_j} {verdicts(doc_j)}')
+
+
+@test
+def serve_keeps_its_mode_and_a_client_of_the_other_boots_its_own():
+    from areas.serve import Server
+    obj = os.path.join(PROGS, 'arena.bpf.o')
+    with Server('--jit') as server:
+        code, out, err = bpfuml('verify', '--jit', '--json', '--server', server.socket, obj)
+        doc = json.loads(out)
+        check(code == EXIT_OK and doc['bpf_mode'] == 'jit' and 'note' not in err, f'exit {code}: {err}')
+        code, out, err = bpfuml('verify', '--json', '--server', server.socket, obj)
+        check('runs BPF with the jit, not the interpreter' in err and json.loads(out)['bpf_mode'] == 'interpreter',
+              f'exit {code}: {err}')
