@@ -158,6 +158,11 @@ int read_whole_file(const char *path, size_t max, char **text, size_t *len);
 json_object *read_our_document(const char *path, size_t max, const char *command, char *why, size_t len);
 
 const char *json_str(json_object *obj, const char *key);
+/* OBJ's member KEY (NULL when OBJ is NULL or has none). */
+json_object *json_member(json_object *obj, const char *key);
+/* Member KEY when it is a string, else NULL (json_str() gives any scalar
+ * as text): for what another program sends, whose types are not trusted. */
+const char *json_string_member(json_object *obj, const char *key);
 long long json_int(json_object *obj, const char *key, long long fallback);
 
 #endif

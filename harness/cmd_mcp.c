@@ -113,14 +113,6 @@ static void notify_progress(json_object *token, double progress, double total, c
 	send_message(msg);
 }
 
-static const char *str_arg(json_object *args, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(args, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v) : NULL;
-}
-
 /* ---- stdin -------------------------------------------------------------- */
 
 /* Read what stdin has (blocking when WAIT): false at its end. */
@@ -392,14 +384,6 @@ static void remove_scratch(const char *dir)
 
 /* ---- tool results ------------------------------------------------------- */
 
-static json_object *pick(json_object *from, const char *key)
-{
-	json_object *v = NULL;
-
-	json_object_object_get_ex(from, key, &v);
-	return v;
-}
-
 static json_object *copy_of(json_object *v)
 {
 	json_object *c = NULL;
@@ -414,9 +398,9 @@ static json_object *site(json_object *at)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "message", copy_of(pick(at, "message")));
-	json_object_object_add(o, "location", copy_of(pick(at, "location")));
-	json_object_object_add(o, "insn", copy_of(pick(at, "insn")));
+	json_object_object_add(o, "message", copy_of(json_member(at, "message")));
+	json_object_object_add(o, "location", copy_of(json_member(at, "location")));
+	json_object_object_add(o, "insn", copy_of(json_member(at, "insn")));
 	return o;
 }
 
@@ -424,28 +408,28 @@ static json_object *site(json_object *at)
  * category, problem, reason, where (At), the causal path, the suggestion. */
 static void add_reports(json_object *reports, json_object *file_doc)
 {
-	json_object *progs = pick(file_doc, "programs");
+	json_object *progs = json_member(file_doc, "programs");
 
 	for (size_t i = 0; progs && i < json_object_array_length(progs); i++) {
 		json_object *p = json_object_array_get_idx(progs, i), *o = json_object_new_object();
-		json_object *r = json_object_array_get_idx(pick(pick(p, "diagnostics"), "reports"), 0);
-		json_object *events = pick(pick(r, "causal_path"), "events"), *path;
+		json_object *r = json_object_array_get_idx(json_member(json_member(p, "diagnostics"), "reports"), 0);
+		json_object *events = json_member(json_member(r, "causal_path"), "events"), *path;
 
-		json_object_object_add(o, "file", copy_of(pick(file_doc, "file")));
-		json_object_object_add(o, "program", copy_of(pick(p, "name")));
-		json_object_object_add(o, "verdict", copy_of(pick(p, "verdict")));
+		json_object_object_add(o, "file", copy_of(json_member(file_doc, "file")));
+		json_object_object_add(o, "program", copy_of(json_member(p, "name")));
+		json_object_object_add(o, "verdict", copy_of(json_member(p, "verdict")));
 		if (r) {
-			json_object_object_add(o, "category", copy_of(pick(r, "category")));
-			json_object_object_add(o, "problem", copy_of(pick(r, "problem")));
-			json_object_object_add(o, "reason", copy_of(pick(r, "reason")));
-			json_object_object_add(o, "at", pick(r, "at") ? site(pick(r, "at")) : NULL);
+			json_object_object_add(o, "category", copy_of(json_member(r, "category")));
+			json_object_object_add(o, "problem", copy_of(json_member(r, "problem")));
+			json_object_object_add(o, "reason", copy_of(json_member(r, "reason")));
+			json_object_object_add(o, "at", json_member(r, "at") ? site(json_member(r, "at")) : NULL);
 			path = json_object_new_array();
 			for (size_t k = 0; events && k < json_object_array_length(events); k++)
 				json_object_array_add(path, site(json_object_array_get_idx(events, k)));
 			json_object_object_add(o, "causal_path", path);
-			json_object_object_add(o, "suggestion", copy_of(pick(r, "suggestion")));
-		} else if (pick(p, "error")) {
-			json_object_object_add(o, "error", copy_of(pick(p, "error")));
+			json_object_object_add(o, "suggestion", copy_of(json_member(r, "suggestion")));
+		} else if (json_member(p, "error")) {
+			json_object_object_add(o, "error", copy_of(json_member(p, "error")));
 		}
 		json_object_array_add(reports, o);
 	}
@@ -455,23 +439,23 @@ static void add_reports(json_object *reports, json_object *file_doc)
 static void summarize(char **text, size_t *len, json_object *reports)
 {
 	for (size_t i = 0; i < json_object_array_length(reports); i++) {
-		json_object *r = json_object_array_get_idx(reports, i), *loc = pick(pick(r, "at"), "location");
+		json_object *r = json_object_array_get_idx(reports, i), *loc = json_member(json_member(r, "at"), "location");
 		char *line = NULL, where[PATH_MAX + 64] = "";
 
 		if (loc)
-			snprintf(where, sizeof(where), " at %s:%d:%d", json_object_get_string(pick(loc, "file")) ?: "?",
-				 json_object_get_int(pick(loc, "line")), json_object_get_int(pick(loc, "column")));
-		if (asprintf(&line, "%s %s: %s%s%s%s%s%s%s%s\n", json_object_get_string(pick(r, "file")),
-			     json_object_get_string(pick(r, "program")), json_object_get_string(pick(r, "verdict")),
-			     pick(r, "category") ? " - " : "", pick(r, "category") ? json_object_get_string(pick(r, "category")) : "",
-			     pick(r, "problem") ? ": " : "", pick(r, "problem") ? json_object_get_string(pick(r, "problem")) : "",
-			     where, pick(r, "reason") ? ". " : "",
-			     pick(r, "reason") ? json_object_get_string(pick(r, "reason")) : "") > 0) {
+			snprintf(where, sizeof(where), " at %s:%d:%d", json_object_get_string(json_member(loc, "file")) ?: "?",
+				 json_object_get_int(json_member(loc, "line")), json_object_get_int(json_member(loc, "column")));
+		if (asprintf(&line, "%s %s: %s%s%s%s%s%s%s%s\n", json_object_get_string(json_member(r, "file")),
+			     json_object_get_string(json_member(r, "program")), json_object_get_string(json_member(r, "verdict")),
+			     json_member(r, "category") ? " - " : "", json_member(r, "category") ? json_object_get_string(json_member(r, "category")) : "",
+			     json_member(r, "problem") ? ": " : "", json_member(r, "problem") ? json_object_get_string(json_member(r, "problem")) : "",
+			     where, json_member(r, "reason") ? ". " : "",
+			     json_member(r, "reason") ? json_object_get_string(json_member(r, "reason")) : "") > 0) {
 			append(text, len, line, strlen(line), 1 << 20);
-			if (pick(r, "suggestion")) {
+			if (json_member(r, "suggestion")) {
 				free(line);
 				line = NULL;
-				if (asprintf(&line, "  suggestion: %s\n", json_object_get_string(pick(r, "suggestion"))) > 0)
+				if (asprintf(&line, "  suggestion: %s\n", json_object_get_string(json_member(r, "suggestion"))) > 0)
 					append(text, len, line, strlen(line), 1 << 20);
 			}
 		}
@@ -496,8 +480,8 @@ static json_object *tool_result(const char *tool, const struct outcome *o)
 		json_object_put(doc);
 		doc = NULL;
 	}
-	if (doc && !strcmp(tool, "verify") && !pick(doc, "error")) {
-		json_object *reports = json_object_new_array(), *files = pick(doc, "files");
+	if (doc && !strcmp(tool, "verify") && !json_member(doc, "error")) {
+		json_object *reports = json_object_new_array(), *files = json_member(doc, "files");
 
 		if (files)
 			for (size_t i = 0; i < json_object_array_length(files); i++)
@@ -514,7 +498,7 @@ static json_object *tool_result(const char *tool, const struct outcome *o)
 		structured = doc;
 	}
 	if (is_error) {
-		const char *message = json_object_get_string(pick(pick(structured, "error"), "message"));
+		const char *message = json_object_get_string(json_member(json_member(structured, "error"), "message"));
 		char *line = NULL;
 
 		if (asprintf(&line, "bpfuml %s failed (exit %d): %s\n%s", tool, o->code,
@@ -658,7 +642,7 @@ static bool is_hex(const char *s)
 static const char *build_call(struct mcp *m, const char *tool, json_object *args, struct args *a,
 			      char *cwd, size_t cwd_size, char *why, size_t why_size)
 {
-	const char *path = str_arg(args, "path"), *source = str_arg(args, "source");
+	const char *path = json_string_member(args, "path"), *source = json_string_member(args, "source");
 	char file[PATH_MAX + 64];
 	json_object *v;
 
@@ -670,7 +654,7 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 		if (!path == !source)
 			return "verify wants \"path\" or \"source\", one of them";
 		if (source) {
-			const char *name = str_arg(args, "name") ?: "prog.bpf.c";
+			const char *name = json_string_member(args, "name") ?: "prog.bpf.c";
 			size_t len = strlen(source);
 
 			if (len > SOURCE_MAX)
@@ -693,9 +677,9 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 			arg(a, "--log-level");
 			arg(a, json_object_get_string(v));
 		}
-		if (str_arg(args, "cflags")) {
+		if (json_string_member(args, "cflags")) {
 			arg(a, "--cflags");
-			arg(a, str_arg(args, "cflags"));
+			arg(a, json_string_member(args, "cflags"));
 		}
 		if (json_object_object_get_ex(args, "set_globals", &v) && json_object_is_type(v, json_type_object)) {
 			json_object_object_foreach(v, key, value) {
@@ -714,7 +698,7 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 		return NULL;
 	}
 	if (!strcmp(tool, "run")) {
-		const char *prog = str_arg(args, "program"), *hex = str_arg(args, "data_in_hex");
+		const char *prog = json_string_member(args, "program"), *hex = json_string_member(args, "data_in_hex");
 
 		if (!path || !prog)
 			return "run wants \"path\" and \"program\"";
@@ -754,7 +738,7 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 		return NULL;
 	}
 	if (!strcmp(tool, "parse_log")) {
-		const char *log = str_arg(args, "log");
+		const char *log = json_string_member(args, "log");
 		char dir[PATH_MAX];
 
 		if (!log)
@@ -765,9 +749,9 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 			return "cannot write the log to a scratch file";
 		arg(a, "parse");
 		arg(a, "--json");
-		if (str_arg(args, "program")) {
+		if (json_string_member(args, "program")) {
 			arg(a, "--prog");
-			arg(a, str_arg(args, "program"));
+			arg(a, json_string_member(args, "program"));
 		}
 		arg(a, file);
 		return NULL;
@@ -781,13 +765,13 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 	if (!strcmp(tool, "kselftest")) {
 		arg(a, "kselftest");
 		arg(a, "--json");
-		if (str_arg(args, "filter")) {
+		if (json_string_member(args, "filter")) {
 			arg(a, "-t");
-			arg(a, str_arg(args, "filter"));
+			arg(a, json_string_member(args, "filter"));
 		}
-		if (str_arg(args, "runners")) {
+		if (json_string_member(args, "runners")) {
 			arg(a, "--runners");
-			arg(a, str_arg(args, "runners"));
+			arg(a, json_string_member(args, "runners"));
 		}
 		return NULL;
 	}
@@ -796,8 +780,8 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 
 static void tools_call(struct mcp *m, json_object *id, json_object *params, bool modern)
 {
-	const char *tool = str_arg(params, "name"), *problem;
-	json_object *args = pick(params, "arguments"), *token = pick(pick(params, "_meta"), "progressToken");
+	const char *tool = json_string_member(params, "name"), *problem;
+	json_object *args = json_member(params, "arguments"), *token = json_member(json_member(params, "_meta"), "progressToken");
 	char cwd[PATH_MAX], why[PATH_MAX + 128];
 	struct args a = { 0 };
 	struct outcome o;
@@ -900,8 +884,8 @@ static void handle(struct mcp *m, char *line)
 		return;
 	}
 	json_object_object_get_ex(msg, "id", &id);
-	method = str_arg(msg, "method");
-	params = pick(msg, "params");
+	method = json_string_member(msg, "method");
+	params = json_member(msg, "params");
 	if (!method || (params && !json_object_is_type(params, json_type_object))) {
 		if (id)		/* a response to us, or nonsense: answered only when it asked */
 			reply_error(id, INVALID_REQUEST, "a request has a \"method\" and object \"params\"", NULL);
@@ -912,7 +896,7 @@ static void handle(struct mcp *m, char *line)
 		json_object_put(msg);
 		return;
 	}
-	meta_version = pick(pick(params, "_meta"), "io.modelcontextprotocol/protocolVersion");
+	meta_version = json_member(json_member(params, "_meta"), "io.modelcontextprotocol/protocolVersion");
 	if (meta_version) {
 		const char *v = json_object_get_string(meta_version);
 
@@ -928,7 +912,7 @@ static void handle(struct mcp *m, char *line)
 		modern = true;
 	}
 	if (!strcmp(method, "initialize")) {
-		const char *asked = str_arg(params, "protocolVersion"), *chosen = legacy_versions[0];
+		const char *asked = json_string_member(params, "protocolVersion"), *chosen = legacy_versions[0];
 		json_object *result = json_object_new_object();
 
 		for (int i = 0; asked && legacy_versions[i]; i++)

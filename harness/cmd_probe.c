@@ -79,14 +79,6 @@ static void format_step(json_object *step, char *buf, size_t size)
 	}
 }
 
-static json_object *member(json_object *obj, const char *key)
-{
-	json_object *v = NULL;
-
-	json_object_object_get_ex(obj, key, &v);
-	return v;
-}
-
 static void print_rows(json_object *rows, const char *kind, const char *title)
 {
 	char verify[160], run[160], attach[160], name[160], note[512];
@@ -106,15 +98,15 @@ static void print_rows(json_object *rows, const char *kind, const char *title)
 		term_escape(name, sizeof(name), json_str(row, "name"));
 		term_escape(note, sizeof(note), json_str(row, "uml_note") ?: "");
 		if (!strcmp(kind, "map_type")) {
-			format_step(member(row, "create"), verify, sizeof(verify));
+			format_step(json_member(row, "create"), verify, sizeof(verify));
 			printf("  %-26s %s\n", name, verify);
 			if (json_str(row, "uml_note"))
 				printf("      (%s)\n", note);
 			continue;
 		}
-		format_step(member(row, "verify"), verify, sizeof(verify));
-		format_step(member(row, "run"), run, sizeof(run));
-		format_step(member(row, "attach"), attach, sizeof(attach));
+		format_step(json_member(row, "verify"), verify, sizeof(verify));
+		format_step(json_member(row, "run"), run, sizeof(run));
+		format_step(json_member(row, "attach"), attach, sizeof(attach));
 		/* Short cells in columns; a long reason goes on its own line. */
 		if (strlen(verify) <= 8 && strlen(run) <= 8) {
 			printf("  %-26s %-8s %-8s %s\n", name, verify, run, attach);
@@ -141,16 +133,16 @@ static void annotate(struct session *s, json_object *rows, const char *backend, 
 	size_t i;
 
 	for (i = 0; i < json_object_array_length(rows); i++) {
-		json_object *row = json_object_array_get_idx(rows, i), *verify = member(row, "verify");
-		json_object *create = member(row, "create");
+		json_object *row = json_object_array_get_idx(rows, i), *verify = json_member(row, "verify");
+		json_object *create = json_member(row, "create");
 		const char *note;
 
-		json_object *run = member(row, "run");
+		json_object *run = json_member(row, "run");
 
 		if (create && !strcmp(backend, "uml") && !strcmp(json_str(create, "status") ?: "", "no") &&
 		    (note = uml_map_note(json_str(row, "name"))))
 			json_object_object_add(row, "uml_note", json_object_new_string(note));
-		json_object *attach = member(row, "attach");
+		json_object *attach = json_member(row, "attach");
 
 		if (attach && !strcmp(backend, "uml") && !strcmp(json_str(attach, "status") ?: "", "no")) {
 			json_object *prog = json_object_new_object();
@@ -245,7 +237,7 @@ int cmd_probe(int argc, char **argv)
 		session_destroy(&s);
 		return code;
 	}
-	if (!(rows = member(s.result, "rows")) || json_str(s.result, "error")) {
+	if (!(rows = json_member(s.result, "rows")) || json_str(s.result, "error")) {
 		code = fail(&opts, EXIT_INFRA, "no-answer", "the guest's probe failed: %s",
 			    json_str(s.result, "error") ?: "no rows");
 		session_destroy(&s);

@@ -12,6 +12,7 @@
  * clients is serve_proto.h's; what clients get is what a cold guest gives.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -29,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "bpfuml.h"
 #include "confine.h"
 #include "console_scan.h"
@@ -94,22 +96,6 @@ struct server {
 	bool announced;
 	int exit_code;
 };
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static long long wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -246,15 +232,15 @@ static long self_status(const char *key)
 
 static long open_fds(void)
 {
-	char path[64];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
 	long n = 0;
 
-	for (int fd = 0; fd < 4096; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		if (!access(path, F_OK))
-			n++;
-	}
-	return n;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return d ? n - 1 : -1;	/* not the directory's own descriptor */
 }
 
 static json_object *census_json(const long *v)
@@ -297,8 +283,7 @@ static void op_status(struct server *sv, struct client *c)
 
 static void client_request(struct server *sv, struct client *c, json_object *req)
 {
-	json_object *v;
-	const char *op = json_object_object_get_ex(req, "op", &v) ? json_object_get_string(v) : NULL;
+	const char *op = json_string_member(req, "op");
 
 	if (op && !strcmp(op, "job"))
 		op_job(sv, c);

@@ -29,6 +29,22 @@ const char *json_str(json_object *obj, const char *key)
 	return json_object_get_string(value);
 }
 
+json_object *json_member(json_object *obj, const char *key)
+{
+	json_object *value = NULL;
+
+	if (obj)
+		json_object_object_get_ex(obj, key, &value);
+	return value;
+}
+
+const char *json_string_member(json_object *obj, const char *key)
+{
+	json_object *value = json_member(obj, key);
+
+	return value && json_object_is_type(value, json_type_string) ? json_object_get_string(value) : NULL;
+}
+
 long long json_int(json_object *obj, const char *key, long long fallback)
 {
 	json_object *value;

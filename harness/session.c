@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "bpfuml.h"
 #include "guest_result.h"
 #include "run_dir.h"
@@ -26,14 +27,6 @@ volatile int session_interrupted;
 /* Every session between session_create() and session_destroy(): the
  * signal handler kills their guests.  Changed with the signals blocked. */
 static struct session *live_sessions;
-
-static long long wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void on_sigpipe(int sig)
 {
@@ -395,7 +388,6 @@ int session_read_result(struct session *s, const char *command)
 	return -EPROTO;
 }
 
-static long long mono_ms(void);
 static void session_ended(struct session *s, enum session_status status);
 
 /* ---- a job for a warm guest of `bpfuml serve` (serve_proto.h) ------------- */
@@ -421,14 +413,6 @@ int session_status_parse(const char *name)
 		if (status_names[i] && !strcmp(status_names[i], name))
 			return (int)i;
 	return -1;
-}
-
-static const char *msg_string(json_object *msg, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(msg, key, &v) && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v) : NULL;
 }
 
 /* Our own user's socket, or none: a server is believed about verdicts. */
@@ -490,12 +474,12 @@ int session_connect(struct session *s, const char *socket, const char *backend,
 			 err == -ECONNRESET ? "it closed the connection" : strerror(-err));
 		goto fail;
 	}
-	dir = msg_string(reply, "dir");
-	guest_dir = msg_string(reply, "guest_dir");
-	server_backend = msg_string(reply, "backend");
+	dir = json_string_member(reply, "dir");
+	guest_dir = json_string_member(reply, "guest_dir");
+	server_backend = json_string_member(reply, "backend");
 	if (!dir || !guest_dir || !server_backend) {
 		snprintf(why, why_size, "the server at %s refused the job: %s", socket,
-			 msg_string(reply, "error") ?: "malformed answer");
+			 json_string_member(reply, "error") ?: "malformed answer");
 		err = -EPROTO;
 		goto fail;
 	}
@@ -505,9 +489,9 @@ int session_connect(struct session *s, const char *socket, const char *backend,
 		err = -EPROTONOSUPPORT;
 		goto fail;
 	}
-	if (strcmp(msg_string(reply, "bpf_mode") ?: "", bpf_mode)) {
+	if (strcmp(json_string_member(reply, "bpf_mode") ?: "", bpf_mode)) {
 		snprintf(why, why_size, "the server at %s runs BPF with the %s, not the %s", socket,
-			 msg_string(reply, "bpf_mode") ?: "?", bpf_mode);
+			 json_string_member(reply, "bpf_mode") ?: "?", bpf_mode);
 		err = -EPROTONOSUPPORT;
 		goto fail;
 	}
@@ -524,7 +508,7 @@ int session_connect(struct session *s, const char *socket, const char *backend,
 			 strerror(errno));
 		goto fail;
 	}
-	snprintf(s->confinement, sizeof(s->confinement), "%s", msg_string(reply, "confinement") ?: "");
+	snprintf(s->confinement, sizeof(s->confinement), "%s", json_string_member(reply, "confinement") ?: "");
 	s->mem_mb = json_int(reply, "mem_mb", 0);
 	s->cpus = json_int(reply, "cpus", 0);
 	s->backend = backend;
@@ -580,8 +564,8 @@ static bool warm_poll(struct session *s)
 		session_ended(s, SESSION_TIMEOUT);
 		return true;
 	}
-	status = err ? -1 : session_status_parse(msg_string(reply, "status"));
-	trouble = reply ? msg_string(reply, "trouble") : NULL;
+	status = err ? -1 : session_status_parse(json_string_member(reply, "status"));
+	trouble = reply ? json_string_member(reply, "trouble") : NULL;
 	if (status < 0 || status == SESSION_INTERRUPTED) {
 		status = SESSION_NO_ANSWER;
 		trouble = err == -ECONNRESET ? "the server closed the connection before the job ended"
@@ -619,14 +603,6 @@ static void check_console(struct session *s)
 	} else if (s->status != SESSION_OK && !s->trouble) {
 		s->trouble = console_tail(log, len);
 	}
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 static int start(struct session *s, const struct bpfuml_paths *paths, json_object *job,

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "vm.h"
 
 static const struct vm_backend *backends[] = { &vm_backend_uml, &vm_backend_qemu };
@@ -205,14 +206,6 @@ void vm_process_started(struct vm *vm, pid_t pid)
 
 	vm->pid = pid;
 	vm->pidfd = no_pidfd && !strcmp(no_pidfd, "1") ? -1 : syscall(SYS_pidfd_open, pid, 0);
-}
-
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* Kill the group of a leader that has exited but is not reaped yet (so

@@ -25,17 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "agent.h"
 
 const char *agent_run_dir = RUN_DIR_IN_GUEST;
-
-static long long wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static bool host_mode;
 

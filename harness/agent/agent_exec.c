@@ -32,16 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "agent.h"
 #include "fatal_watch.h"
-
-static long long mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* The root is the host's / read-only: the selftests want device nodes,
  * and write below /run (network namespaces) and /var/run; and they want

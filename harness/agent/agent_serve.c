@@ -27,15 +27,8 @@
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "agent.h"
-
-static long long wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static unsigned int count_ids(int (*next)(__u32, __u32 *))
 {
