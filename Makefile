@@ -7,7 +7,7 @@
 
 KERNEL_PACKAGE ?= linux-source-7.3
 KERNEL_VERSION ?= 7.3.4-1~bpo13+1
-export KERNEL_PACKAGE KERNEL_VERSION KERNEL_SRC KERNEL_DEB BPFUML_CACHE V
+export KERNEL_PACKAGE KERNEL_VERSION KERNEL_SRC KERNEL_DEB BPFUML_CACHE BPFUML_ARTIFACTS V
 
 B        := build
 CLANG    ?= clang-19
@@ -44,7 +44,7 @@ HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c 
 		diag.c diag_render.c term.c confine.c guest_result.c console_scan.c summary.c junit.c \
 		cmd_serve.c serve_proto.c watch.c private_server.c cmd_mcp.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c agent/fatal_watch.c \
-		agent/agent_escape.c agent/agent_serve.c
+		agent/agent_escape.c agent/agent_serve.c agent/line_clock.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
 AGENT_OBJS   := $(patsubst %.c,$(B)/harness/%.o,$(AGENT_SRCS))
 HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
@@ -53,10 +53,10 @@ HARNESS_BINS := $(B)/bin/bpfuml $(B)/bin/bpfuml-agent
 # harness objects each links.
 UNIT_NAMES   := $(patsubst tests/unit/test_%.c,%,$(wildcard tests/unit/test_*.c))
 UNIT_diag_OBJS    := diag.o diag_render.o term.o
-UNIT_parsers_OBJS := kselftest_report.o term.o console_scan.o agent/fatal_watch.o
+UNIT_parsers_OBJS := kselftest_report.o term.o console_scan.o agent/fatal_watch.o agent/line_clock.o
 UNIT_TESTS   := $(patsubst %,$(B)/tests/test_%,$(UNIT_NAMES))
 
-.PHONY: all deps kernel qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE \
+.PHONY: all deps kernel kernel-key dist qemu-kernel corpus corpus-compare kselftest-build kselftest test clean FORCE \
 	fuzz fuzz-build fuzz-bins asan asan-test
 .DELETE_ON_ERROR:
 
@@ -72,6 +72,16 @@ deps:
 kernel $(KERNEL_OUTPUTS) &: FORCE
 	$(Q)scripts/deps.sh
 	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh
+
+# The kernel's cache key, computed without the source (a CI cache's key).
+kernel-key:
+	$(Q)scripts/build-kernel.sh key
+
+# The built kernel (and its selftests, when built) as one file for a CI cache
+# or a release; BPFUML_ARTIFACTS=FILE makes a fresh checkout use it.
+DIST ?= $(B)/bpfuml-kernel.tar.gz
+dist: kernel
+	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/kernel-dist.sh export $(DIST)
 
 # The x86_64 reference kernel for --backend qemu (build/qemu/bzImage): not part
 # of `all`; run.sh and the tests ask for it when they need it.  ~20 min the
@@ -90,7 +100,7 @@ corpus-compare: corpus
 
 # The kernel tree's BPF selftests built for the UML kernel (build/selftests):
 # test_progs, test_verifier, test_maps, bpf_testmod.ko.  Not part of `all`;
-# `make test` and `make kselftest` ask for it.  ~15 min on 2 cores the first
+# `make test` and `make kselftest` ask for it.  ~4 min on 2 cores the first
 # time, a cache hit after that.
 # The BPF objects are compiled against UML's own BTF (build/include/vmlinux.h):
 # with kernel-patches 0005-0010 (perf events, BPF_EVENTS, BPF_JIT's types,

@@ -31,6 +31,7 @@ inputs() {
 		-printf '%p %s %T@\n' 2>/dev/null
 	printf '%s\n' "KERNEL_PACKAGE=${KERNEL_PACKAGE-}" "KERNEL_VERSION=${KERNEL_VERSION-}" \
 		"KERNEL_SRC=${KERNEL_SRC-}" "KERNEL_DEB=${KERNEL_DEB-}" "BPFUML_CACHE=${BPFUML_CACHE-}" \
+		"BPFUML_ARTIFACTS=${BPFUML_ARTIFACTS-}" \
 		"CC=${CC-}" "CFLAGS=${CFLAGS-}" "CLANG=${CLANG-}" "V=${V-}"
 }
 fresh() {
@@ -52,7 +53,7 @@ if ! fresh; then
 	fi
 	printf '%s\n' "$id" >"$stamp"
 fi
-# kselftest needs the kernel's BPF selftests built for UML (~30 min once).
+# kselftest needs the kernel's BPF selftests built for UML (~4 min once).
 if [ "${1:-}" = kselftest ] && ! make -C "$top" --no-print-directory -s kselftest-build >&2; then
 	echo "run.sh: building the BPF selftests failed (above); run 'make kselftest-build V=1'" >&2
 	exit 3

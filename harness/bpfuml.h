@@ -83,6 +83,8 @@ int fail(const struct common_opts *opts, int code, const char *kind, const char 
  * a second document is never printed.  output_finish(CODE), as main()
  * returns, prints {"error", "exit_code"} alone when no document was. */
 void print_document(json_object *doc);
+/* DOC to the file PATH, as print_document() prints it: 0 or -errno. */
+int write_document(const char *path, json_object *doc);
 int output_finish(int code);
 
 /* Put the user's FILE (a .bpf.o, or a .bpf.c compiled here) into the run

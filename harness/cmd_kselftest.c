@@ -31,7 +31,7 @@
 #include "summary.h"
 
 enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, OPT_RUNNERS, OPT_DENYLIST,
-       OPT_SUMMARY, OPT_JUNIT, OPT_BASELINE, OPT_WRITE_BASELINE, OPT_RETRIES, OPT_SHARD };
+       OPT_SUMMARY, OPT_JUNIT, OPT_BASELINE, OPT_WRITE_BASELINE, OPT_RETRIES, OPT_SHARD, OPT_DURATIONS };
 
 #define KS_TIMEOUT_S 1200	/* per guest: a batch of tests, or one runner */
 /* test_maps runs whole, its ~114 M bpf() calls at several us each in UML:
@@ -67,7 +67,9 @@ struct ks_opts {
 	bool timeout_given;	/* --timeout: for every guest, test_maps' too */
 	const char *runners;	/* comma list */
 	const char *denylist;
+	char *deny_text;	/* its entries for this mode: test_progs' -d file */
 	unsigned int part, parts;	/* --shard I/N: this CI job's part; 0/0 for all */
+	const char *durations;		/* --durations: a --json run whose times balance the parts */
 	/* What is written besides the report, and the gate (kselftest and
 	 * kselftest-merge alike). */
 	const char *summary, *junit, *baseline, *write_baseline;
@@ -237,12 +239,13 @@ static int shard_start(struct shard *sh, const struct bpfuml_paths *paths, const
 		}
 		session_write_file(s, "allow.txt", list);
 		free(list);
-		session_add_file(s, "deny.txt", o->denylist);
+		session_write_file(s, "deny.txt", o->deny_text);
 		snprintf(json_path, sizeof(json_path), "%s/summary.json", RUN_DIR_IN_GUEST);
 		snprintf(allow, sizeof(allow), "@%s/allow.txt", RUN_DIR_IN_GUEST);
 		snprintf(deny, sizeof(deny), "@%s/deny.txt", RUN_DIR_IN_GUEST);
 		job = exec_job(dir, "output.txt", timeout_s, runner,
 			       (const char *const[]){ "-a", allow, "-d", deny, "-J", json_path, NULL });
+		json_object_object_add(job, "time_lines", json_object_new_string(KS_TIMED_LINES));
 		json_object *fatal = json_object_new_array();
 
 		for (size_t f = 0; ks_fatal_output[f]; f++)
@@ -335,6 +338,12 @@ static void collect_shard(struct ks_results *r, struct shard *sh, struct shard *
 			trouble = runner_trouble(s->result, sh_timeout);
 		if (out)
 			ks_parse_test_progs(r, out);
+		if (s->result) {
+			json_object *times = NULL;
+
+			json_object_object_get_ex(s->result, "line_times", &times);
+			ks_attach_line_times(r, times);
+		}
 		if (!session_read_file(s, "summary.json", &json, NULL)) {
 			json_object *summary = json_tokener_parse(json);
 
@@ -389,7 +398,10 @@ static void collect_shard(struct ks_results *r, struct shard *sh, struct shard *
 			asprintf(&reason, "%s%sexit status %d; output ends:\n%s", trouble ?: "", trouble ? "\n" : "",
 				 exit_status, out ? out + (len > 2000 ? len - 2000 : 0) : "");
 		}
-		ks_add(r, sh->runner, sh->runner, false, status, reason);
+		struct ks_result *x = ks_add(r, sh->runner, sh->runner, false, status, reason);
+
+		if (s->result && json_int(s->result, "elapsed_ns", -1) >= 0)
+			x->duration_s = json_int(s->result, "elapsed_ns", 0) / 1e9;
 		free(reason);
 	}
 	free(out);
@@ -589,45 +601,109 @@ static int parse_part(struct ks_opts *o, const char *arg)
 
 /*
  * --shard I/N: keep this CI job's part of the work.  The units are the two
- * whole runners and each test_progs test left after the denylist; each, the
- * costliest first (in listing order among equals), goes to the part with
- * the least so far (the lowest on a tie).  The costs are rough seconds
- * measured here in 2-CPU guests: test_maps ~800, test_verifier ~5, a
- * test_progs test ~1.  Every job computes the same split from the same
- * list, so N jobs run each unit exactly once.
+ * whole runners and each test_progs test left after the denylist.  Each
+ * unit, the costliest first (in listing order among equals), goes to the
+ * part with the least so far (the lowest on a tie): the longest-first rule,
+ * within 4/3 of the best split.  A unit costs what it took in the
+ * --durations run when that recorded it; else a test costs the median of
+ * the recorded tests, and without a file the rough seconds measured here in
+ * 2-CPU guests: test_maps ~800, test_verifier ~5, a test_progs test ~1.
+ * Every job computes the same split from the same list and file, so N jobs
+ * run each unit exactly once.
  */
-#define KS_COST_MAPS 800
-#define KS_COST_VERIFIER 5
-#define KS_COST_TEST 1
+#define KS_COST_MAPS_MS 800000
+#define KS_COST_VERIFIER_MS 5000
+#define KS_COST_TEST_MS 1000
 
-static void pick_part(const struct ks_opts *o, bool *verifier, bool *maps, char **run, size_t *n_run)
+struct unit {
+	size_t order;			/* listing order: runners, then tests */
+	unsigned long long cost_ms;
+};
+
+static int costliest_first(const void *a, const void *b)
 {
-	unsigned long long *load = calloc(o->parts, sizeof(*load));
-	size_t i, kept = 0;
+	const struct unit *x = a, *y = b;
 
-	if (!load)
-		return;
-	/* Costliest first: test_maps, test_verifier, then the tests in order. */
-	struct { bool *wanted; unsigned int cost; } runners[] = {
-		{ maps, KS_COST_MAPS }, { verifier, KS_COST_VERIFIER },
-	};
-	for (size_t r = 0; r < 2; r++) {
-		unsigned int p = least_loaded(load, o->parts);
+	if (x->cost_ms != y->cost_ms)
+		return x->cost_ms < y->cost_ms ? 1 : -1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
 
-		if (!*runners[r].wanted)
-			continue;
-		load[p] += runners[r].cost;
-		*runners[r].wanted = p == o->part - 1;
+static int by_ms(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* What RUNNER's NAME took in DURATIONS (ms), or DEFAULT_MS. */
+static unsigned long long recorded_ms(struct ks_results *durations, const char *runner, const char *name,
+				      unsigned long long default_ms)
+{
+	struct ks_result *x = durations ? ks_find(durations, runner, name) : NULL;
+
+	return x && x->duration_s >= 0 ? (unsigned long long)(x->duration_s * 1000) + 1 : default_ms;
+}
+
+/* The median recorded test_progs test, or KS_COST_TEST_MS. */
+static unsigned long long median_test_ms(const struct ks_results *durations)
+{
+	unsigned long long *ms, median = KS_COST_TEST_MS;
+	size_t i, n = 0;
+
+	if (!durations || !(ms = calloc(durations->n + 1, sizeof(*ms))))
+		return median;
+	for (i = 0; i < durations->n; i++)
+		if (!durations->v[i].subtest && durations->v[i].duration_s >= 0 &&
+		    !strcmp(durations->v[i].runner, "test_progs"))
+			ms[n++] = (unsigned long long)(durations->v[i].duration_s * 1000) + 1;
+	if (n) {
+		qsort(ms, n, sizeof(*ms), by_ms);
+		median = ms[n / 2];
 	}
-	for (i = 0; i < *n_run; i++) {
+	free(ms);
+	return median;
+}
+
+static int pick_part(const struct ks_opts *o, struct ks_results *durations, bool *verifier, bool *maps,
+		     char **run, size_t *n_run)
+{
+	unsigned long long *load = calloc(o->parts, sizeof(*load)), test_ms = median_test_ms(durations);
+	struct unit *units = calloc(*n_run + 2, sizeof(*units));
+	bool *mine = calloc(*n_run + 2, sizeof(*mine));
+	size_t i, n = 0, kept = 0;
+
+	if (!load || !units || !mine) {
+		free(load);
+		free(units);
+		free(mine);
+		return -ENOMEM;
+	}
+	/* Orders 0 and 1 are the runners, 2 + i the test run[i]. */
+	if (*maps)
+		units[n++] = (struct unit){ 0, recorded_ms(durations, "test_maps", "test_maps", KS_COST_MAPS_MS) };
+	if (*verifier)
+		units[n++] = (struct unit){ 1, recorded_ms(durations, "test_verifier", "test_verifier",
+							   KS_COST_VERIFIER_MS) };
+	for (i = 0; i < *n_run; i++)
+		units[n++] = (struct unit){ 2 + i, recorded_ms(durations, "test_progs", run[i], test_ms) };
+	qsort(units, n, sizeof(*units), costliest_first);
+	for (i = 0; i < n; i++) {
 		unsigned int p = least_loaded(load, o->parts);
 
-		load[p] += KS_COST_TEST;
-		if (p == o->part - 1)
+		load[p] += units[i].cost_ms;
+		mine[units[i].order] = p == o->part - 1;
+	}
+	*maps = *maps && mine[0];
+	*verifier = *verifier && mine[1];
+	for (i = 0; i < *n_run; i++)
+		if (mine[2 + i])
 			run[kept++] = run[i];
-	}
 	*n_run = kept;
 	free(load);
+	free(units);
+	free(mine);
+	return 0;
 }
 
 #define REPORT_LONGOPTS								\
@@ -719,6 +795,7 @@ int cmd_kselftest(int argc, char **argv)
 		REPORT_LONGOPTS,
 		{ "retries", required_argument, NULL, OPT_RETRIES },
 		{ "shard", required_argument, NULL, OPT_SHARD },
+		{ "durations", required_argument, NULL, OPT_DURATIONS },
 		COMMON_LONGOPTS,
 		{ 0 },
 	};
@@ -771,6 +848,10 @@ int cmd_kselftest(int argc, char **argv)
 		case OPT_SHARD:
 			code = parse_part(&o, optarg);
 			break;
+		case OPT_DURATIONS:
+			o.durations = optarg;
+			code = EXIT_OK;
+			break;
 		default:
 			code = report_option(&o, c, optarg);
 			if (code < 0)
@@ -783,6 +864,8 @@ int cmd_kselftest(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage(&o, "kselftest takes no file arguments");
+	if (o.durations && !o.parts)
+		return usage(&o, "--durations balances the parts of --shard I/N; give --shard too");
 	o.timeout_given = o.common.timeout_s != 0;
 	if (!o.common.timeout_s)
 		o.common.timeout_s = KS_TIMEOUT_S;
@@ -807,13 +890,19 @@ int cmd_kselftest(int argc, char **argv)
 		return fail(&o.common, EXIT_USAGE, "usage", "denylist %s: %s", o.denylist ?: default_deny,
 			    strerror(errno));
 	o.denylist = denylist_abs;
-	code = ks_denylist_load(&deny, o.denylist, &bad_line);
+	code = ks_denylist_load(&deny, o.denylist, !strcmp(bpf_mode_of(&o.common), "jit"), &bad_line);
 	if (code && bad_line)
 		return fail(&o.common, EXIT_USAGE, "usage",
 			    "%s:%d: want `test[/subtest]  # reason (the missing kernel feature)`",
 			    o.denylist, bad_line);
 	if (code)
 		return fail(&o.common, EXIT_USAGE, "usage", "%s: %s", o.denylist, strerror(-code));
+	o.deny_text = ks_denylist_text(&deny);
+	if (!o.deny_text) {
+		ks_denylist_free(&deny);
+	free(o.deny_text);
+		return fail(&o.common, EXIT_INFRA, "infrastructure", "out of memory");
+	}
 
 	session_install_signal_handlers();
 
@@ -838,8 +927,21 @@ int cmd_kselftest(int argc, char **argv)
 		if (o.part <= 1)
 			add_denied(&results, &deny, names, n_names);
 	}
-	if (o.parts)
-		pick_part(&o, &with_verifier, &with_maps, run, &n_run);
+	if (o.parts) {
+		struct ks_results durations = { 0 };
+		char why[256];
+
+		if (o.durations && ks_results_load(&durations, o.durations, NULL, NULL, why, sizeof(why))) {
+			code = fail(&o.common, EXIT_USAGE, "input", "--durations %s %s", o.durations, why);
+			goto out;
+		}
+		if (pick_part(&o, o.durations ? &durations : NULL, &with_verifier, &with_maps, run, &n_run)) {
+			ks_free(&durations);
+			code = fail(&o.common, EXIT_INFRA, "infrastructure", "out of memory");
+			goto out;
+		}
+		ks_free(&durations);
+	}
 	/* The long single-process runners first, so they overlap the batches. */
 	if (with_verifier)
 		shards[n_shards++].runner = "test_verifier";
@@ -894,6 +996,7 @@ out:
 	free(shards);
 	ks_free(&results);
 	ks_denylist_free(&deny);
+	free(o.deny_text);
 	ks_gate_free(&gate);
 	return code;
 }
@@ -943,7 +1046,8 @@ int cmd_kselftest_merge(int argc, char **argv)
 					code = fail(&o.common, EXIT_USAGE, "input", "%s: %s is in an earlier part too: "
 						    "give each part of one --shard split once", argv[f], x->name);
 				else
-					ks_add(&merged, x->runner, x->name, x->subtest, x->status, x->reason);
+					ks_add(&merged, x->runner, x->name, x->subtest, x->status,
+					       x->reason)->duration_s = x->duration_s;
 			}
 			wall_s = part_wall > wall_s ? part_wall : wall_s;
 			jobs += part_jobs;

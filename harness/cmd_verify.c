@@ -113,8 +113,8 @@ static int judge_files(const struct common_opts *opts, struct verified *files, j
 	return fail(opts, EXIT_USAGE, "input", "%s: %s", files[0].file, object_error(&files[0]));
 }
 
-static void print_sarif(struct session *s, const struct common_opts *opts,
-			const struct verified *files, size_t nr_files)
+/* The SARIF log of every program's verdict, or NULL when out of memory. */
+static json_object *sarif_log(struct session *s, const struct verified *files, size_t nr_files)
 {
 	size_t i, f, n = 0, k = 0;
 	struct diag_sarif_result *results;
@@ -136,15 +136,23 @@ static void print_sarif(struct session *s, const struct common_opts *opts,
 		}
 	}
 	sarif = results && verdicts ? diag_to_sarif(results, n) : NULL;
+	for (i = 0; verdicts && i < k; i++)
+		program_verdict_free(&verdicts[i]);
+	free(results);
+	free(verdicts);
+	return sarif;
+}
+
+static void print_sarif(struct session *s, const struct common_opts *opts,
+			const struct verified *files, size_t nr_files)
+{
+	json_object *sarif = sarif_log(s, files, nr_files);
+
 	if (sarif)
 		print_document(sarif);
 	else
 		fail(opts, EXIT_INFRA, "infrastructure", "out of memory writing the SARIF log");
 	json_object_put(sarif);
-	for (i = 0; verdicts && i < k; i++)
-		program_verdict_free(&verdicts[i]);
-	free(results);
-	free(verdicts);
 }
 
 /* The loader fixups the agent applied to the object (an array), or NULL. */
@@ -290,10 +298,14 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 	return code;
 }
 
-/* --summary FILE (Markdown for a CI page, appended) and --junit FILE, after
- * the report. */
-static void write_ci_reports(struct session *s, const char *summary, const char *junit,
-			     const struct verified *files, size_t nr_files)
+/* The files CI reads, written after the report: --summary (Markdown for a
+ * CI page, appended), --junit, --sarif (whatever --format prints). */
+struct ci_reports {
+	const char *summary, *junit, *sarif;
+};
+
+static void write_ci_reports(struct session *s, const struct ci_reports *ci, const struct verified *files,
+			     size_t nr_files)
 {
 	struct summary_object *objects = calloc(nr_files, sizeof(*objects));
 	size_t f;
@@ -301,10 +313,18 @@ static void write_ci_reports(struct session *s, const char *summary, const char 
 	for (f = 0; objects && f < nr_files; f++)
 		objects[f] = (struct summary_object){ .file = files[f].file, .programs = programs_of(&files[f]),
 						      .error = object_error(&files[f]) };
-	if (summary && (!objects || summary_verify(summary, s, objects, nr_files)))
-		fprintf(stderr, "bpfuml: --summary %s: %s\n", summary, strerror(objects ? errno : ENOMEM));
-	if (junit && (!objects || junit_verify(junit, s, objects, nr_files, (s->exit_ns - s->start_ns) / 1e9)))
-		fprintf(stderr, "bpfuml: --junit %s: cannot write it\n", junit);
+	if (ci->summary && (!objects || summary_verify(ci->summary, s, objects, nr_files)))
+		fprintf(stderr, "bpfuml: --summary %s: %s\n", ci->summary, strerror(objects ? errno : ENOMEM));
+	if (ci->junit && (!objects || junit_verify(ci->junit, s, objects, nr_files, (s->exit_ns - s->start_ns) / 1e9)))
+		fprintf(stderr, "bpfuml: --junit %s: cannot write it\n", ci->junit);
+	if (ci->sarif) {
+		json_object *sarif = sarif_log(s, files, nr_files);
+		int err = sarif ? write_document(ci->sarif, sarif) : -ENOMEM;
+
+		if (err)
+			fprintf(stderr, "bpfuml: --sarif %s: %s\n", ci->sarif, strerror(-err));
+		json_object_put(sarif);
+	}
 	free(objects);
 }
 
@@ -338,7 +358,8 @@ int cmd_verify(int argc, char **argv)
 	struct verified *files = NULL;
 	struct bpfuml_paths paths;
 	struct session s;
-	const char *guest_error, *summary = NULL, *junit = NULL;
+	const char *guest_error;
+	struct ci_reports ci = { 0 };
 	char name[32];
 	int c, code, nr_files, i;
 
@@ -350,6 +371,7 @@ int cmd_verify(int argc, char **argv)
 		{ "set-global", required_argument, NULL, 'G' },
 		{ "summary", required_argument, NULL, 'S' },
 		{ "junit", required_argument, NULL, 'J' },
+		{ "sarif", required_argument, NULL, 'R' },
 		{ 0 },
 	};
 	while ((c = getopt_long(argc, argv, "p:G:", longopts, NULL)) != -1) {
@@ -363,8 +385,8 @@ int cmd_verify(int argc, char **argv)
 			no_fixups = true;
 			continue;
 		}
-		if (c == 'S' || c == 'J') {
-			*(c == 'S' ? &summary : &junit) = optarg;
+		if (c == 'S' || c == 'J' || c == 'R') {
+			*(c == 'S' ? &ci.summary : c == 'J' ? &ci.junit : &ci.sarif) = optarg;
 			continue;
 		}
 		if (c == 'A' || c == 'G') {
@@ -388,9 +410,11 @@ int cmd_verify(int argc, char **argv)
 	}
 	common_finish(&opts);
 	/* Found unwritable after the boot, the run would be lost. */
-	code = summary ? report_file_check(&opts, "--summary", summary) : EXIT_OK;
-	if (code == EXIT_OK && junit)
-		code = report_file_check(&opts, "--junit", junit);
+	code = ci.summary ? report_file_check(&opts, "--summary", ci.summary) : EXIT_OK;
+	if (code == EXIT_OK && ci.junit)
+		code = report_file_check(&opts, "--junit", ci.junit);
+	if (code == EXIT_OK && ci.sarif)
+		code = report_file_check(&opts, "--sarif", ci.sarif);
 	if (code != EXIT_OK) {
 		json_object_put(wanted);
 		json_object_put(targets);
@@ -445,8 +469,8 @@ int cmd_verify(int argc, char **argv)
 			code = judge_files(&opts, files, staged, nr_files);
 		if (code == EXIT_OK) {
 			code = print_verdicts(&s, &opts, files, nr_files);
-			if (summary || junit)
-				write_ci_reports(&s, summary, junit, files, nr_files);
+			if (ci.summary || ci.junit || ci.sarif)
+				write_ci_reports(&s, &ci, files, nr_files);
 		}
 	}
 	if (opts.keep)

@@ -101,6 +101,21 @@ void print_document(json_object *doc)
 	document_printed = true;
 }
 
+int write_document(const char *path, json_object *doc)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+	fputc('\n', f);
+	err = ferror(f) ? -EIO : 0;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
 int output_finish(int code)
 {
 	if (!document_printed && pending_error) {

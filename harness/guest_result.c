@@ -360,12 +360,29 @@ static void check_bench(struct checker *c, json_object *r)
 	}
 }
 
+/* "line_times": [[line, ms], ...], ms a whole number >= 0. */
+static void check_line_times(struct checker *c, json_object *times)
+{
+	for (size_t i = 0; times && i < json_object_array_length(times); i++) {
+		json_object *pair = json_object_array_get_idx(times, i);
+		json_object *ms = json_object_array_get_idx(pair, 1);
+
+		if (!json_object_is_type(pair, json_type_array) || json_object_array_length(pair) != 2 ||
+		    !json_object_is_type(json_object_array_get_idx(pair, 0), json_type_string) ||
+		    !json_object_is_type(ms, json_type_int) || json_object_get_int64(ms) < 0) {
+			bad(c, "line_times[%zu] is not [line, milliseconds]", i);
+			return;
+		}
+	}
+}
+
 static void check_exec(struct checker *c, json_object *r)
 {
 	FIELDS(c, r, "", { "exit_status", K_NUM }, { "signal", K_NUM }, { "timed_out", K_BOOL },
 	       { "fatal_killed", K_BOOL }, { "elapsed_ns", K_NUM });
 	items(c, member(c, r, "", "fatal_output", K_ARR, false), "fatal_output", K_STR);
 	items(c, member(c, r, "", "processes", K_ARR, false), "processes", K_STR);
+	check_line_times(c, member(c, r, "", "line_times", K_ARR, false));
 }
 
 json_object *guest_result_parse(const char *text, size_t len, const char *command, int dir_fd,

@@ -289,6 +289,8 @@ int junit_kselftest(const char *path, const struct ks_results *r, double wall_s)
 			rc = xml.start_element(w, BAD_CAST "testcase");
 			rc = rc < 0 ? rc : attr(w, "classname", classname ?: runners[k]);
 			rc = rc < 0 ? rc : attr(w, "name", slash ? slash + 1 : x->name);
+			if (rc >= 0 && x->duration_s >= 0)
+				rc = xml.write_format_attribute(w, BAD_CAST "time", "%.3f", x->duration_s);
 			free(classname);
 			if (rc >= 0 && x->status == KS_FAIL)
 				rc = outcome(w, "failure", "failed", "failed", x->reason);

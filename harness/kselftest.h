@@ -30,6 +30,7 @@ struct ks_result {
 	enum ks_status status;
 	char *reason;		/* skip/deny reason, failure log (may be NULL) */
 	size_t order;		/* when it was added: keeps subtests in run order */
+	double duration_s;	/* how long it ran; < 0 when not known */
 };
 
 struct ks_results {
@@ -37,8 +38,9 @@ struct ks_results {
 	size_t n, cap;
 };
 
-void ks_add(struct ks_results *r, const char *runner, const char *name, bool subtest,
-	    enum ks_status status, const char *reason);
+/* The result added (its duration not known yet). */
+struct ks_result *ks_add(struct ks_results *r, const char *runner, const char *name, bool subtest,
+			 enum ks_status status, const char *reason);
 struct ks_result *ks_find(struct ks_results *r, const char *runner, const char *name);
 void ks_free(struct ks_results *r);
 
@@ -54,9 +56,14 @@ struct ks_denylist {
 	size_t n;
 };
 
-/* Parse FILE; every entry must carry a reason ("name  # reason").
+/* Parse FILE; every entry must carry a reason ("name  # reason").  An
+ * entry whose reason starts with KS_DENY_INTERPRETER_TAG holds only when
+ * the guests interpret BPF (JIT false): x86_64's JIT in UML runs it.
  * Returns 0 or -errno; on a malformed line, -EINVAL with *bad_line set. */
-int ks_denylist_load(struct ks_denylist *d, const char *file, int *bad_line);
+#define KS_DENY_INTERPRETER_TAG "[interpreter]"
+int ks_denylist_load(struct ks_denylist *d, const char *file, bool jit, int *bad_line);
+/* The entries' patterns, a line each: the -d file test_progs reads. */
+char *ks_denylist_text(const struct ks_denylist *d);
 /* The entry that denies a whole test NAME, or NULL. */
 const struct ks_deny *ks_denied_test(const struct ks_denylist *d, const char *name);
 void ks_denylist_free(struct ks_denylist *d);
@@ -73,6 +80,12 @@ int ks_parse_test_progs(struct ks_results *r, const char *out);
 int ks_parse_test_verifier(struct ks_results *r, const char *out);
 /* test_progs' -J file: attach failure logs to the failed results. */
 void ks_attach_test_progs_json(struct ks_results *r, json_object *summary);
+/* The prefix of the lines whose times the agent records (its exec job's
+ * "time_lines"): test_progs' result lines. */
+#define KS_TIMED_LINES "#"
+/* The agent's "line_times" of a test_progs run: each test's duration is the
+ * time from the result line before it (or the start) to its own. */
+void ks_attach_line_times(struct ks_results *r, json_object *line_times);
 
 /* Runners in a fixed order, tests by name, subtests after their test. */
 void ks_sort(struct ks_results *r);

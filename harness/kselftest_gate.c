@@ -44,7 +44,8 @@ int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int 
 	for (i = 0; i < json_object_array_length(results); i++) {
 		json_object *x = json_object_array_get_idx(results, i);
 		const char *runner = json_str(x, "runner"), *name = json_str(x, "name"), *status = json_str(x, "status");
-		json_object *sub = NULL;
+		json_object *sub = NULL, *duration = NULL;
+		struct ks_result *added;
 
 		if (!runner || !name || !status || status_of_name(status) == KS_NR_STATUS) {
 			snprintf(why, len, "has a result (results[%zu]) without runner, name or known status", i);
@@ -52,8 +53,12 @@ int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int 
 			return -1;
 		}
 		json_object_object_get_ex(x, "subtest", &sub);
-		ks_add(r, runner, name, sub && json_object_get_boolean(sub), status_of_name(status),
-		       json_str(x, "reason"));
+		added = ks_add(r, runner, name, sub && json_object_get_boolean(sub), status_of_name(status),
+			       json_str(x, "reason"));
+		if (json_object_object_get_ex(x, "duration_s", &duration) &&
+		    (json_object_is_type(duration, json_type_double) || json_object_is_type(duration, json_type_int)) &&
+		    json_object_get_double(duration) >= 0 && json_object_get_double(duration) < 1e6)
+			added->duration_s = json_object_get_double(duration);
 	}
 	if (wall_s)
 		*wall_s = json_object_object_get_ex(doc, "wall_s", &wall) ? json_object_get_double(wall) : 0;

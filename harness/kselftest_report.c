@@ -47,8 +47,8 @@ static char *utf8_copy(const char *text)
 	return out;
 }
 
-void ks_add(struct ks_results *r, const char *runner, const char *name, bool subtest,
-	    enum ks_status status, const char *reason)
+struct ks_result *ks_add(struct ks_results *r, const char *runner, const char *name, bool subtest,
+			 enum ks_status status, const char *reason)
 {
 	struct ks_result *x;
 
@@ -68,6 +68,8 @@ void ks_add(struct ks_results *r, const char *runner, const char *name, bool sub
 	x->status = status;
 	x->reason = reason ? utf8_copy(reason) : NULL;
 	x->order = r->n;
+	x->duration_s = -1;
+	return x;
 }
 
 struct ks_result *ks_find(struct ks_results *r, const char *runner, const char *name)
@@ -107,7 +109,7 @@ static char *trim(char *s)
 	return s;
 }
 
-int ks_denylist_load(struct ks_denylist *d, const char *file, int *bad_line)
+int ks_denylist_load(struct ks_denylist *d, const char *file, bool jit, int *bad_line)
 {
 	char *line = NULL, *hash, *name, *reason;
 	size_t cap = 0;
@@ -135,6 +137,8 @@ int ks_denylist_load(struct ks_denylist *d, const char *file, int *bad_line)
 			err = -EINVAL;
 			break;
 		}
+		if (jit && !strncmp(reason, KS_DENY_INTERPRETER_TAG, strlen(KS_DENY_INTERPRETER_TAG)))
+			continue;
 		d->v = realloc(d->v, (d->n + 1) * sizeof(*d->v));
 		d->v[d->n].pattern = strdup(name);
 		d->v[d->n].reason = strdup(reason);
@@ -153,6 +157,23 @@ const struct ks_deny *ks_denied_test(const struct ks_denylist *d, const char *na
 		if (!strchr(d->v[i].pattern, '/') && !fnmatch(d->v[i].pattern, name, 0))
 			return &d->v[i];
 	return NULL;
+}
+
+char *ks_denylist_text(const struct ks_denylist *d)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < d->n; i++)
+		fprintf(f, "%s\n", d->v[i].pattern);
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 void ks_denylist_free(struct ks_denylist *d)
@@ -288,6 +309,31 @@ int ks_parse_test_progs(struct ks_results *r, const char *out)
 		free(line);
 	}
 	return tests;
+}
+
+void ks_attach_line_times(struct ks_results *r, json_object *line_times)
+{
+	long long prev_ms = 0;
+
+	for (size_t i = 0; line_times && i < json_object_array_length(line_times); i++) {
+		json_object *pair = json_object_array_get_idx(line_times, i);
+		char *line = strdup(json_object_get_string(json_object_array_get_idx(pair, 0)) ?: "");
+		long long ms = json_object_get_int64(json_object_array_get_idx(pair, 1));
+		const char *note;
+		enum ks_status status;
+		struct ks_result *x;
+		bool subtest;
+		char *name;
+
+		if (line && parse_progs_line(line, &name, &subtest, &status, &note) && !subtest &&
+		    ms >= prev_ms) {
+			x = ks_find(r, "test_progs", name);
+			if (x)
+				x->duration_s = (ms - prev_ms) / 1000.0;
+			prev_ms = ms;
+		}
+		free(line);
+	}
 }
 
 /* test_verifier: "#12/u desc OK", "#12/p desc FAIL", "#12/p desc SKIP (...)";
@@ -553,6 +599,12 @@ json_object *ks_results_json(const struct ks_results *r, double wall_s, int jobs
 		json_object_object_add(x, "status", json_object_new_string(ks_status_name[r->v[i].status]));
 		if (r->v[i].reason)
 			json_object_object_add(x, "reason", json_object_new_string(r->v[i].reason));
+		if (r->v[i].duration_s >= 0) {
+			char text[32];
+
+			snprintf(text, sizeof(text), "%.3f", r->v[i].duration_s);
+			json_object_object_add(x, "duration_s", json_object_new_double_s(r->v[i].duration_s, text));
+		}
 		json_object_array_add(list, x);
 	}
 	json_object_object_add(doc, "results", list);

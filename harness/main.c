@@ -12,7 +12,7 @@
 #include "watch.h"
 
 static const struct command commands[] = {
-	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE] [--watch]",
+	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE] [--sarif FILE] [--watch]",
 	  "Load every BPF program of FILE (a .bpf.o, or a .bpf.c compiled with clang-19\n"
 	  "against the UML kernel's vmlinux.h) in a UML guest (or, with --backend qemu,\n"
 	  "the x86_64 reference kernel under QEMU) and report, per program:\n"
@@ -34,7 +34,9 @@ static const struct command commands[] = {
 	  "false, or an enum's name).  --summary FILE appends a Markdown summary (a\n"
 	  "table of verdicts, each failure with the end of its log) for a CI page\n"
 	  "such as $GITHUB_STEP_SUMMARY; --junit FILE writes JUnit XML (a testcase\n"
-	  "per program; rejected: failure with the report and log; not loaded: error).\n"
+	  "per program; rejected: failure with the report and log; not loaded: error);\n"
+	  "--sarif FILE writes the SARIF log that --format sarif prints, whatever\n"
+	  "--format prints (so one run gives annotations and a file to upload).\n"
 	  "--watch verifies again on every save of a FILE (and of each header a .bpf.c\n"
 	  "includes), through a warm guest (a `bpfuml serve` of its own, or --server's);\n"
 	  "after each pass a line on stderr says which verdicts changed since the\n"
@@ -98,7 +100,7 @@ static const struct command commands[] = {
 	  "which map types can be created.  Failures carry the verifier's error line,\n"
 	  "and on UML a note when the cause is UML itself.  Compare with\n"
 	  "--backend qemu, the x86_64 answer." },
-	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N] [--summary FILE] [--junit FILE] [--baseline FILE] [--write-baseline FILE] [--retries N] [--shard I/N]",
+	{ "kselftest", cmd_kselftest, "kselftest [-t FILTER] [-j N] [--runners LIST] [--batch N] [--mem MB] [--cpus N] [--summary FILE] [--junit FILE] [--baseline FILE] [--write-baseline FILE] [--retries N] [--shard I/N [--durations FILE]]",
 	  "Run the kernel tree's own BPF selftests in UML guests: test_progs (sharded:\n"
 	  "batches of tests, -j guests at a time, default the number of cores),\n"
 	  "test_verifier and test_maps (one guest each), built by `make kselftest-build`\n"
@@ -116,7 +118,9 @@ static const struct command commands[] = {
 	  "as $GITHUB_STEP_SUMMARY; --junit FILE writes JUnit XML (tests and\n"
 	  "subtests; skipped and denied as skipped).  --shard I/N runs this CI\n"
 	  "job's part of N (the same split in every job, the denied tests reported\n"
-	  "by part 1; kselftest-merge joins the parts).  --write-baseline FILE saves\n"
+	  "by part 1; kselftest-merge joins the parts); --durations FILE (an earlier\n"
+	  "--json run, which records each test's time) balances the parts by those\n"
+	  "times, longest first.  --write-baseline FILE saves\n"
 	  "the run; --baseline FILE judges it against one: only a test or subtest\n"
 	  "that passed there and not now fails the run (exit 1), each regressed test\n"
 	  "run once more alone first (--retries N) and called flaky if it passes;\n"
@@ -319,6 +323,14 @@ int main(int argc, char **argv)
 	if (!cmd) {
 		fprintf(stderr, "bpfuml: unknown command '%s'; see bpfuml help\n", argv[1]);
 		return EXIT_USAGE;
+	}
+	/* `bpfuml CMD --help`: CMD's help, whatever else is on the line (for
+	 * exec, before its PROGRAM: what follows is the program's). */
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++) {
+		if (cmd->func == cmd_exec && argv[i][0] != '-')
+			break;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return cmd_help(2, (char *[]){ "help", argv[1], NULL });
 	}
 	if ((cmd->func == cmd_verify || cmd->func == cmd_run) && take_watch_option(argc, argv))
 		return watch_command(cmd->func, argc - 2, argv + 1);

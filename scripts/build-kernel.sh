@@ -9,6 +9,9 @@
 #                                    (`make qemu-kernel`)
 #   scripts/build-kernel.sh prune    only remove old artifacts (both kinds),
 #                                    as every build does at its end
+#   scripts/build-kernel.sh key      print the UML artifact's key, computed
+#                                    without fetching or reading the source
+#                                    (`make kernel-key`; a CI cache's key)
 #
 # Environment (the Makefile passes these through):
 #   KERNEL_SRC=DIR      build this kernel tree instead of the Debian package
@@ -20,6 +23,9 @@
 #   KERNEL_REBUILD=1    build the UML kernel in the cache's build directory
 #                       even when its artifact is cached (build-selftests.sh
 #                       asks for it when that directory holds another kernel)
+#   BPFUML_ARTIFACTS=FILE  a kernel packed by `make dist` (scripts/kernel-dist.sh):
+#                       when its key is this checkout's, it is imported into
+#                       the cache instead of building; another key is refused
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,13 +46,13 @@ LLVM_STRIP=${LLVM_STRIP:-llvm-strip-19}
 KEEP_ARTIFACTS=${KEEP_ARTIFACTS:-4}
 TARGET=${1:-uml}
 case $TARGET in
-uml | qemu | prune) ;;
-*) echo "usage: build-kernel.sh [uml|qemu|prune]" >&2; exit 2 ;;
+uml | qemu | prune | key) ;;
+*) echo "usage: build-kernel.sh [uml|qemu|prune|key]" >&2; exit 2 ;;
 esac
 
 . "$top/scripts/cache-dir.sh"
 bpfuml_cache_dir
-[ "$TARGET" = prune ] || bpfuml_cache_can_build_kernels
+case $TARGET in uml | qemu) bpfuml_cache_can_build_kernels ;; esac
 
 say() { printf '  %-7s %s\n' "$1" "$2"; }
 die() { echo "bpfuml: $*" >&2; exit 1; }
@@ -156,6 +162,7 @@ prepare_source() {
 		rsync -a --delete --exclude=/.git --filter=':- .gitignore' "$src/" "$tree/"
 		commit_pristine "pristine: $src $(git -C "$src" describe --always --dirty 2>/dev/null || true)"
 		source_desc="tree $src ($(git -C "$src" describe --always --dirty 2>/dev/null || echo 'not a git tree'))"
+		source_id="tree $(git_tree rev-parse 'bpfuml-pristine^{tree}')"
 	else
 		local deb version
 		if [ -n "${KERNEL_DEB:-}" ]; then
@@ -178,6 +185,7 @@ prepare_source() {
 			commit_pristine "pristine: $package $version"
 		fi
 		source_desc="$package $version"
+		source_id="deb $package $version"
 	fi
 	pristine=$(git_tree rev-parse 'bpfuml-pristine^{tree}')
 }
@@ -234,9 +242,9 @@ apply_patches() {
 # ---------------------------------------------------------------------------
 # Config: defconfig + the selftests' config + uml-config/*.config, checked.
 
-fragments=()
 collect_fragments() {
 	local f dir=$top/uml-config
+	fragments=()
 	[ "$TARGET" = qemu ] && dir=$top/uml-config/qemu-x86_64
 	for f in "$dir"/*.config; do
 		[ -e "$f" ] && fragments+=("$f")
@@ -288,7 +296,7 @@ configure() {
 
 build_all() {
 	if [ -x "$out/linux" ]; then say KERNEL "rebuilding incrementally (log: $log)"
-	else say KERNEL "building UML linux with BTF (first build ~6 min on 2 cores; log: $log)"; fi
+	else say KERNEL "building UML linux with BTF, then libbpf and bpftool (first build ~14 min on 2 cores; log: $log)"; fi
 	local kv=()
 	[ "$V" = 1 ] && kv=(V=1)
 	run_logged "$log" make -C "$tree" ARCH=um O="$out" -j"$JOBS" "${kv[@]}" all ||
@@ -345,9 +353,11 @@ publish_artifacts() {
 	patches: $(series_patches | tr '\n' ' ')
 	config-fragments: $(selftest_fragments | tr '\n' ' ')$(for f in "${fragments[@]}"; do printf '%s ' "$(rel "$f")"; done)
 	toolchain: $(toolchain_id | tr '\n' ';')
+	tools-tree: $(git_tree rev-parse 'HEAD:tools')
 	build-dir: $out
 	built: $(date -u +%Y-%m-%dT%H:%M:%SZ)
 	EOF
+	key_inputs | sed 's/^/input: /' >>"$staging/manifest"
 	rm -rf "$art"
 	mv "$staging" "$art"
 	touch "$art/.complete"
@@ -389,45 +399,81 @@ toolchain_id() {
 	"$CLANG" --version | head -n1
 }
 
-compute_key() {
-	{
-		echo "source $pristine"
-		series_patches | while read -r name; do
-			echo "patch $name"; cat "$top/kernel-patches/$name" 2>/dev/null || echo missing
-		done
-		[ "$TARGET" = uml ] || echo "target $TARGET"
-		for f in "${fragments[@]}"; do echo "fragment $(basename "$f")"; cat "$f"; done
-		toolchain_id
-		cat "$top/scripts/build-kernel.sh" "$top/scripts/check-config.py"
-	} | sha256sum | cut -c1-16
+# What the key is made of, one line each: the source (a Debian package is
+# named by its version, so the key needs no download; another tree by its
+# git tree id), each patch, each config fragment and build script by
+# content, and the toolchain.  The manifest keeps these lines, so that a
+# refused import can say which input differs.
+key_inputs() {
+	local f name digest
+	echo "source $source_id"
+	[ "$TARGET" = qemu ] && echo "target qemu"
+	while read -r name; do
+		f=$top/kernel-patches/$name
+		digest=missing
+		[ ! -f "$f" ] || digest=$(sha256sum <"$f" | cut -c1-16)
+		echo "patch $name $digest"
+	done < <(series_patches)
+	for f in "${fragments[@]}"; do echo "fragment $(rel "$f") $(sha256sum <"$f" | cut -c1-16)"; done
+	toolchain_id | sed 's/^/toolchain /'
+	for f in scripts/build-kernel.sh scripts/check-config.py; do
+		echo "script $f $(sha256sum <"$top/$f" | cut -c1-16)"
+	done
 }
 
-# While another build holds the lock, a UML kernel that is already in the
-# cache is linked without waiting for it: finding the key only reads the
-# tree (never with KERNEL_SRC, whose import writes it), and an artifact is
-# published whole by a rename.  `./run.sh verify` then never waits for an
-# unrelated `make qemu-kernel`.
-cached_without_lock() {
-	[ "$TARGET" = uml ] && [ -z "${KERNEL_SRC:-}" ] && [ -z "${KERNEL_DEB:-}" ] &&
-		[ "${KERNEL_REBUILD:-0}" != 1 ] || return 1
-	[ -f "$cache/debs/${KERNEL_PACKAGE}_${KERNEL_VERSION}_all.deb" ] || return 1
-	git -C "$cache/trees/deb-$KERNEL_PACKAGE-$KERNEL_VERSION/linux" rev-parse -q --verify \
-		bpfuml-pristine >/dev/null 2>&1 || return 1
-	(
-		prepare_source
-		collect_fragments
-		key=$(compute_key)
-		art=$cache/artifacts/$key
-		[ -f "$art/.complete" ] || exit 1
-		link_build_dir
-	) 2>/dev/null
+compute_key() { key_inputs | sha256sum | cut -c1-16; }
+
+# The source's identity without unpacking it: the pinned package (or
+# KERNEL_DEB) by name and version; a KERNEL_SRC tree by its imported git
+# tree, which only prepare_source knows.
+pinned_source_id() {
+	local deb=$cache/debs/${KERNEL_PACKAGE}_${KERNEL_VERSION}_all.deb
+	if [ -n "${KERNEL_DEB:-}" ]; then
+		[ -f "$KERNEL_DEB" ] || die "KERNEL_DEB=$KERNEL_DEB: no such file"
+		echo "deb $(dpkg-deb -f "$KERNEL_DEB" Package) $(dpkg-deb -f "$KERNEL_DEB" Version)"
+	elif [ -f "$deb.replaced-by" ] && [ -f "$(cat "$deb.replaced-by")" ]; then
+		deb=$(cat "$deb.replaced-by")
+		echo "deb $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)"
+	else
+		echo "deb $KERNEL_PACKAGE $KERNEL_VERSION"
+	fi
+}
+
+# A UML kernel already in the cache, or in BPFUML_ARTIFACTS, is linked
+# without the lock and without the source: finding its key reads no tree,
+# and an artifact is published whole by a rename.  `./run.sh verify` then
+# never waits for an unrelated `make qemu-kernel`, and a CI job that
+# restored the cache or was handed a `make dist` file never fetches the
+# kernel source.
+cached_or_imported() {
+	[ "$TARGET" = uml ] && [ -z "${KERNEL_SRC:-}" ] && [ "${KERNEL_REBUILD:-0}" != 1 ] || return 1
+	source_id=$(pinned_source_id)
+	collect_fragments
+	key=$(compute_key)
+	art=$cache/artifacts/$key
+	if [ ! -f "$art/.complete" ] && [ -n "${BPFUML_ARTIFACTS:-}" ]; then
+		"$top/scripts/kernel-dist.sh" import "$BPFUML_ARTIFACTS" "$key" <(key_inputs) || exit
+	fi
+	[ -f "$art/.complete" ] || return 1
+	link_build_dir
 }
 
 main() {
+	if [ "$TARGET" = key ]; then
+		TARGET=uml
+		source_id=$(pinned_source_id)
+		[ -z "${KERNEL_SRC:-}" ] || die "the key of a KERNEL_SRC tree needs the tree imported: run make kernel"
+		collect_fragments
+		compute_key
+		return
+	fi
+	if [ "$TARGET" != prune ] && cached_or_imported; then
+		[ "$V" = 1 ] && say CACHED "$art"
+		exit 0
+	fi
 	mkdir -p "$cache/trees" "$cache/artifacts"
 	exec 9>"$cache/lock"
 	if ! flock -n 9; then
-		cached_without_lock && exit 0
 		say WAIT "another bpfuml build holds $cache/lock"
 		flock 9
 	fi

@@ -19,7 +19,8 @@
 # hold the kernel of the current artifact (checked by comparing their BTF).
 #
 # Cache key: the kernel artifact key (source, patches, config, toolchain), the
-# selftests' source tree, clang/gcc versions and this script.  Artifacts:
+# selftests' source (the tools/ tree the kernel's manifest names), clang/gcc
+# versions and this script.  Artifacts:
 # $BPFUML_CACHE/selftests/<key>/, linked as build/selftests.
 #
 # Environment: BPFUML_CACHE, BUILD_DIR (as build-kernel.sh), JOBS, V=1,
@@ -53,21 +54,8 @@ kernel_key=$(cat "$BUILD_DIR/.kernel-key" 2>/dev/null) ||
 kernel_art=$cache/artifacts/$kernel_key
 [ -f "$kernel_art/.complete" ] || die "kernel artifact $kernel_art is missing; run make kernel"
 patched_tree=$(awk '/^patched-tree:/ {print $2}' "$kernel_art/manifest")
-
-# The source slot that holds the patched tree of this kernel.  Its work tree
-# may have moved on to another patch set since (a later make kernel built one
-# that was not cached): the key is read from git's objects, and only a
-# build checks the work tree out again.
-tree=
-for t in "$cache"/trees/*/linux; do
-	if git -C "$t" cat-file -e "$patched_tree^{tree}" 2>/dev/null; then
-		tree=$t
-		break
-	fi
-done
-[ -n "$tree" ] || die "no source tree in $cache/trees holds the kernel's patched tree $patched_tree; run make kernel"
-kbuild=$(dirname "$tree")/build
-selftests=$tree/tools/testing/selftests/bpf
+tools_tree=$(awk '/^tools-tree:/ {print $2}' "$kernel_art/manifest")
+[ -n "$tools_tree" ] || die "$kernel_art/manifest has no tools-tree line (an artifact of an older build script); rebuild it: rm -rf $kernel_art && make kernel"
 
 toolchain_id() {
 	gcc -dumpfullversion
@@ -75,9 +63,12 @@ toolchain_id() {
 	"$CLANG" --version | head -n1
 }
 
+# The key needs no source tree (the kernel's manifest names the tools/ tree
+# the selftests come from), so a cache restored by CI, or a kernel imported
+# with its selftests (BPFUML_ARTIFACTS), is a hit with no tree at all.
 key=$({
 	echo "kernel $kernel_key"
-	echo "selftests $(git -C "$tree" rev-parse "$patched_tree:tools")"
+	echo "selftests $tools_tree"
 	[ -n "$VMLINUX_H" ] && { echo "vmlinux.h"; sha256sum <"$VMLINUX_H"; }
 	toolchain_id
 	cat "$top/scripts/build-selftests.sh"
@@ -97,6 +88,31 @@ fi
 
 exec 9>"$cache/selftests.lock"
 flock 9
+
+# The source slot that holds the patched tree of this kernel.  Its work tree
+# may have moved on to another patch set since (a later make kernel built one
+# that was not cached); a build checks it out again below.
+find_tree() {
+	local t
+	for t in "$cache"/trees/*/linux; do
+		if git -C "$t" cat-file -e "$patched_tree^{tree}" 2>/dev/null; then
+			echo "$t"
+			return
+		fi
+	done
+}
+tree=$(find_tree)
+if [ -z "$tree" ]; then
+	# A kernel imported without its selftests (BPFUML_ARTIFACTS), or a
+	# cache restored without its trees: the source comes first.
+	say KERNEL "no source tree here holds kernel $kernel_key (imported without selftests?); fetching and building it first"
+	KERNEL_REBUILD=1 BUILD_DIR="$BUILD_DIR" "$top/scripts/build-kernel.sh" uml ||
+		die "building kernel $kernel_key from source failed; a dist made after make kselftest-build carries the selftests"
+	tree=$(find_tree)
+	[ -n "$tree" ] || die "no source tree in $cache/trees holds the kernel's patched tree $patched_tree after building it"
+fi
+kbuild=$(dirname "$tree")/build
+selftests=$tree/tools/testing/selftests/bpf
 out=$(dirname "$tree")/selftests-build
 log=$out/build.log
 mkdir -p "$out"
@@ -157,7 +173,7 @@ fi
 # BPF_TARGET_ENDIAN carries -mcpu=v4 to libarena (clang-19 defaults BPF to
 # v1); the runners' own rules put their -mcpu after it, which wins.
 mkdir -p "$out/bpf"
-say SELFTST "test_progs, test_verifier, test_maps (first build ~30 min on 2 cores; log: $log)"
+say SELFTST "test_progs, test_verifier, test_maps (first build ~4 min on 2 cores; log: $log)"
 selftests_make=(make -C "$selftests" OUTPUT="$out/bpf" -j"$JOBS"
 	VMLINUX_BTF="$out/vmlinux.h" VMLINUX_H="$out/vmlinux.h"
 	CLANG="$CLANG" LLC="llc$LLVM_SUFFIX" LLVM_STRIP="llvm-strip$LLVM_SUFFIX"
@@ -199,7 +215,7 @@ vmlinux_h_desc="${VMLINUX_H:-UML BTF} ($(sha256sum <"$out/vmlinux.h" | cut -c1-1
 cat >"$staging/manifest" <<-MANIFEST
 key: $key
 kernel-key: $kernel_key
-source: $tree ($(git -C "$tree" rev-parse "$patched_tree:tools") tools/)
+source: $tree ($tools_tree tools/)
 vmlinux.h: $vmlinux_h_desc
 modules: $kmods
 not-built tests: $(wc -l <"$staging/bpf/not-built.txt")

@@ -17,6 +17,8 @@ packages=(
 	# clang's libFuzzer and sanitizer runtimes: tests/fuzz (make fuzz).
 	libclang-rt-19-dev
 	libjson-c-dev python3-matplotlib
+	# tests/areas/ci_action.py reads action.yml and the CI examples.
+	python3-yaml
 	# JUnit reports (--junit) are written with libxml2.
 	libxml2-dev
 	# The guest runs the host's programs: the selftests call ip, ping,

@@ -7,8 +7,10 @@
  * run directory for stdout and stderr), "timeout_s" (kill it after this),
  * "fatal_output" (strings that, once in the output, mean the program is
  * done for), "fatal_grace_s" (how long it then has to exit on its own) and
- * "jit_enable_shown" (what programs read in net.core.bpf_jit_enable).
- * Result: "exit_status" or "signal", "timed_out", "elapsed_ns"; after a
+ * "jit_enable_shown" (what programs read in net.core.bpf_jit_enable) and
+ * "time_lines" (a prefix: the output's lines that start with it are timed).
+ * Result: "exit_status" or "signal", "timed_out", "elapsed_ns",
+ * "line_times" (with time_lines: [[line, ms since the start], ...]); after a
  * fatal line, "fatal_output" (the lines seen) and "fatal_killed"; when the
  * agent killed the program, "processes" (what was left: pid, parent, state,
  * name, where it waited).
@@ -35,6 +37,7 @@
 #include "clock.h"
 #include "agent.h"
 #include "fatal_watch.h"
+#include "line_clock.h"
 
 /* The root is the host's / read-only: the selftests want device nodes,
  * and write below /run (network namespaces) and /var/run; and they want
@@ -212,6 +215,7 @@ int agent_exec(json_object *job, json_object *result)
 	long long start, deadline = 0;
 	bool timed_out = false, fatal_killed = false;
 	struct fatal_watch watch;
+	struct line_clock clock;
 	unsigned long polls = 0;
 	int status, grace_s = 10;
 	char **argv, path[512];
@@ -240,10 +244,13 @@ int agent_exec(json_object *job, json_object *result)
 	fatal_watch_init(&watch, json_object_object_get_ex(job, "fatal_output", &value) ? value : NULL, path);
 	if (json_object_object_get_ex(job, "fatal_grace_s", &value))
 		grace_s = json_object_get_int(value);
+	line_clock_init(&clock, json_object_object_get_ex(job, "time_lines", &value) ?
+				json_object_get_string(value) : NULL, path, start);
 
 	pid = fork();
 	if (pid < 0) {
 		json_object_object_add(result, "error", json_object_new_string(strerror(errno)));
+		line_clock_free(&clock);
 		free(argv);
 		return -errno;
 	}
@@ -252,7 +259,7 @@ int agent_exec(json_object *job, json_object *result)
 
 	/* PID 1 reaps every orphan; ours is the one that counts. */
 	for (;;) {
-		bool poll = deadline || (watch.n_markers && !fatal_killed);
+		bool poll = deadline || (watch.n_markers && !fatal_killed) || line_clock_on(&clock);
 		pid_t got = waitpid(-1, &status, poll ? WNOHANG : 0);
 
 		if (got == pid)
@@ -274,9 +281,14 @@ int agent_exec(json_object *job, json_object *result)
 				fatal_killed = true;
 			}
 		}
+		line_clock_scan(&clock, mono_ns());
 		usleep(20000);
 	}
 	flush_output(output);
+	line_clock_scan(&clock, mono_ns());	/* what it wrote as it exited */
+	if (line_clock_on(&clock))
+		json_object_object_add(result, "line_times", line_clock_times(&clock));
+	line_clock_free(&clock);
 	fatal_watch_scan(&watch, mono_ns());	/* the lines of a program that died of it */
 	if (watch.lines)
 		json_object_object_add(result, "fatal_output", json_object_get(watch.lines));

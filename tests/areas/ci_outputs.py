@@ -212,3 +212,23 @@ def kselftest_junit_counts_as_the_json_does():
           len(cases) == sum(want.values()), f'junit {root.attrib}, json {want}')
     sub = [c for c in cases if c.get('classname') == 'epsilon' and c.get('name') == 'bad']
     check(sub and 'assertion failed' in sub[0].find('failure').text, 'epsilon/bad is not a failure with its log')
+
+
+@test
+def verify_sarif_file_is_the_log_format_sarif_prints():
+    # --sarif FILE beside --format github: one run gives the annotations and
+    # the file to upload, the same log as --format sarif prints.
+    obj = os.path.join(PROGS, 'rejected.bpf.o')
+    code, printed, err = bpfuml('verify', '--format', 'sarif', obj)
+    check(code == EXIT_REJECTED, f'exit {code}: {err[-500:]}')
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'v.sarif')
+        code, out, err = bpfuml('verify', '--format', 'github', '--sarif', path, obj)
+        check(code == EXIT_REJECTED and out.startswith('::error '), f'exit {code}: {out[:300]!r} {err[-300:]}')
+        with open(path) as f:
+            written = json.load(f)
+        code, out, err = bpfuml('verify', '--sarif', os.path.join(tmp, 'no', 'dir.sarif'), obj)
+        check(code == EXIT_USAGE and 'dir.sarif' in err, f'unwritable --sarif: exit {code} {err!r}')
+    check(written['version'] == '2.1.0', written.get('version'))
+    check(written['runs'][0]['results'] == json.loads(printed)['runs'][0]['results'],
+          'the file\'s results differ from --format sarif\'s')

@@ -341,6 +341,56 @@ def kselftest_shards_together_run_each_test_once_and_merge_into_one_run():
               f'{doc and doc["baseline"]}')
 
 
+@test
+def kselftest_records_test_durations_and_deals_shards_by_them():
+    # Each test's time from its result line (the agent's line clock); a
+    # --durations file then decides the --shard split, longest first.
+    code, whole, out, err = fake_kselftest('-j', '2', '--json')
+    check(whole, f'the whole run: exit {code} {err[-500:]}')
+    took = {(r['runner'], r['name']): r.get('duration_s') for r in whole['results'] if not r['subtest']}
+    check(took[('test_progs', 'gamma')] is not None and 0.25 <= took[('test_progs', 'gamma')] < 30,
+          f'gamma sleeps 0.3 s, recorded {took[("test_progs", "gamma")]}')
+    check(took[('test_progs', 'alpha')] is not None and took[('test_progs', 'alpha')] < took[('test_progs', 'gamma')],
+          f'alpha {took[("test_progs", "alpha")]} vs gamma {took[("test_progs", "gamma")]}')
+    for runner in ('test_verifier', 'test_maps'):
+        check(took[(runner, runner)] is not None and took[(runner, runner)] > 0, f'{runner}: {took}')
+    with tempfile.TemporaryDirectory() as tmp:
+        # The durations a CI job would pass: delta costs most, the two
+        # runners half of it each.  Longest first over 2 parts: delta to
+        # part 1, both runners to part 2; without the file test_maps (~800 s
+        # by default) alone fills part 1.
+        times = dict(whole)
+        times['results'] = [{**r, 'duration_s': {'delta': 100, 'test_maps': 50, 'test_verifier': 50}.get(r['name'], 1)}
+                            for r in whole['results']]
+        durations = os.path.join(tmp, 'durations.json')
+        with open(durations, 'w') as f:
+            json.dump(times, f)
+        parts = {}
+        for i in (1, 2):
+            code, doc, out, err = fake_kselftest('--json', '--shard', f'{i}/2', '--durations', durations)
+            check(doc, f'part {i}: exit {code} {err[-500:]}')
+            parts[i] = {r['name'] for r in doc['results'] if not r['subtest'] and r['status'] != 'denied'}
+        check('delta' in parts[1] and not {'test_maps', 'test_verifier'} & parts[1], f'part 1: {parts[1]}')
+        check({'test_maps', 'test_verifier'} <= parts[2] and 'delta' not in parts[2], f'part 2: {parts[2]}')
+        code, doc, out, err = fake_kselftest('--json', '--shard', '1/2')
+        default = {r['name'] for r in doc['results'] if not r['subtest'] and r['status'] != 'denied'}
+        check(default == {'test_maps'}, f'part 1 of 2 by default costs: {default}')
+        # A merged run keeps the times, so the next split can use them.
+        part = os.path.join(tmp, 'part.json')
+        with open(part, 'w') as f:
+            json.dump(whole, f)
+        env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
+        proc = subprocess.run([BPFUML, 'kselftest-merge', part, '--json'], capture_output=True, text=True,
+                              timeout=60, env=env)
+        merged = {(r['runner'], r['name']): r.get('duration_s') for r in json.loads(proc.stdout)['results']
+                  if not r['subtest']}
+        check(merged == took, f'merged durations {merged}\nrun\'s {took}')
+        code, doc, out, err = fake_kselftest('--durations', durations)
+        check(code == EXIT_USAGE and '--shard' in err, f'--durations alone: exit {code} {err!r}')
+        code, doc, out, err = fake_kselftest('--shard', '1/2', '--durations', os.path.join(tmp, 'none.json'))
+        check(code == EXIT_USAGE and 'none.json' in err, f'a missing file: exit {code} {err!r}')
+
+
 def code_of(doc):
     """A kselftest run's exit code, from its counts (as `kselftest` decides)."""
     t, s = doc['tests'], doc['subtests']

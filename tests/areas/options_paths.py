@@ -308,3 +308,18 @@ def qemu_command_line_escapes_run_directory_and_quotes_paths():
     fsdevs = [argv[i + 1] for i, a in enumerate(argv) if a == '-fsdev' and 'id=run' in argv[i + 1]]
     want = f'local,id=run,path={run_dir.replace(",", ",,")},security_model=none'
     check(fsdevs == [want], f'-fsdev {fsdevs}, want [{want!r}]')
+
+
+@test
+def command_help_option_prints_that_commands_help():
+    # `bpfuml CMD --help` (or -h), anywhere before "--", prints CMD's help
+    # and runs nothing; exec's own PROGRAM keeps its --help.
+    code, want, err = run_bpfuml(['help', 'verify'])
+    check(code == 0 and want.startswith('usage: bpfuml verify'), f'help verify: {code} {want[:200]!r}')
+    for args in (['verify', '--help'], ['verify', 'x.bpf.o', '-h'], ['verify', '--json', '--help']):
+        code, out, err = run_bpfuml(args)
+        check(code == 0 and out == want, f'{args}: exit {code}, {out[:200]!r} {err[:200]!r}')
+    code, out, err = run_bpfuml(['kselftest', '--help'])
+    check(code == 0 and out.startswith('usage: bpfuml kselftest') and '--durations' in out, out[:300])
+    code, out, err = run_bpfuml(['exec', '/bin/true', '--help'])
+    check(not out.startswith('usage: bpfuml exec'), f'exec PROGRAM --help was taken: {out[:200]!r}')

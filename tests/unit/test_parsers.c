@@ -3,8 +3,10 @@
  * Unit tests for the parsers of what guests print, on output recorded from
  * the real kernel (tests/unit/record-fixtures.sh) and on variations of it:
  * the selftest runners' output (harness/kselftest_report.c), the console
- * scan for kernel trouble (harness/console_scan.c) and the exec job's watch
- * for fatal lines (harness/agent/fatal_watch.c).
+ * scan for kernel trouble (harness/console_scan.c), the exec job's watch
+ * for fatal lines (harness/agent/fatal_watch.c) and its clock on timed lines
+ * (harness/agent/line_clock.c) with the durations taken from it, and the
+ * denylist's modes.
  * Usage: test_parsers FIXTURE_DIR.  Prints "ok NAME" / "FAIL NAME: why" per
  * test and "N passed, N failed" last; exits 1 on any failure.
  */
@@ -21,6 +23,7 @@
 #include "console_scan.h"
 #include "fatal_watch.h"
 #include "kselftest.h"
+#include "line_clock.h"
 #include "unit.h"
 
 /* ---- the selftest runners' output ---------------------------------------- */
@@ -381,6 +384,103 @@ static void test_fatal_watch_edges(void)
 	end("fatal_watch_edges");
 }
 
+static bool put(int fd, const char *text)
+{
+	return write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+}
+
+/* Timed lines of a file written in pieces: a line is stamped when its end
+ * is read, other lines are not timed, a long line is cut. */
+static void test_line_clock(void)
+{
+	char path[] = "/tmp/test_parsers.XXXXXX", long_line[600];
+	int fd = mkstemp(path);
+	struct line_clock c;
+	json_object *times;
+
+	begin();
+	line_clock_init(&c, "#", path, 1000000);
+	line_clock_scan(&c, 2000000);
+	CHECK(put(fd, "test log\n#1       alpha:O"), "write");
+	line_clock_scan(&c, 5000000);		/* alpha's line not ended yet */
+	CHECK(put(fd, "K\n#2/1     beta/one:OK\n"), "write");
+	line_clock_scan(&c, 9000000);
+	memset(long_line, '#', sizeof(long_line) - 1);
+	long_line[sizeof(long_line) - 1] = '\n';
+	CHECK(write(fd, long_line, sizeof(long_line)) == sizeof(long_line), "write");
+	line_clock_scan(&c, 12000000);
+	times = line_clock_times(&c);
+	CHECK(times && json_object_array_length(times) == 3, "times %s", times ? json_object_to_json_string(times) : "-");
+	if (times && json_object_array_length(times) == 3) {
+		json_object *first = json_object_array_get_idx(times, 0), *last = json_object_array_get_idx(times, 2);
+
+		CHECK(streq(json_object_get_string(json_object_array_get_idx(first, 0)), "#1       alpha:OK") &&
+		      json_object_get_int64(json_object_array_get_idx(first, 1)) == 8,
+		      "first %s", json_object_to_json_string(first));
+		CHECK(strlen(json_object_get_string(json_object_array_get_idx(last, 0))) == LINE_CLOCK_LINE_MAX &&
+		      json_object_get_int64(json_object_array_get_idx(last, 1)) == 11,
+		      "long line %s", json_object_to_json_string(last));
+	}
+	json_object_put(times);
+	line_clock_free(&c);
+	/* Off: nothing timed, nothing opened. */
+	line_clock_init(&c, NULL, path, 0);
+	line_clock_scan(&c, 1);
+	CHECK(!line_clock_on(&c) && !line_clock_times(&c) && c.fd < 0, "an off clock timed something");
+	line_clock_free(&c);
+	close(fd);
+	unlink(path);
+	end("line_clock");
+}
+
+/* Durations from the line times: a test's time since the result line
+ * before it; subtest lines and unknown tests move no clock. */
+static void test_durations_from_line_times(void)
+{
+	struct ks_results r = { 0 };
+	json_object *times = json_tokener_parse(
+		"[[\"#1       alpha:OK\", 120], [\"#2/1     beta/one:OK\", 300], [\"#2       beta:FAIL\", 450],"
+		" [\"#9       gone:OK\", 500], [\"#3       gamma:SKIP\", 2500]]");
+
+	begin();
+	ks_parse_test_progs(&r, "#1       alpha:OK\n#2/1     beta/one:OK\n#2       beta:FAIL\n#3       gamma:SKIP\n");
+	ks_attach_line_times(&r, times);
+	CHECK(ks_find(&r, "test_progs", "alpha")->duration_s == 0.12, "alpha %g",
+	      ks_find(&r, "test_progs", "alpha")->duration_s);
+	CHECK(ks_find(&r, "test_progs", "beta")->duration_s == 0.33, "beta %g", ks_find(&r, "test_progs", "beta")->duration_s);
+	CHECK(ks_find(&r, "test_progs", "gamma")->duration_s == 2.0, "gamma %g (from gone's line)",
+	      ks_find(&r, "test_progs", "gamma")->duration_s);
+	CHECK(ks_find(&r, "test_progs", "beta/one")->duration_s < 0, "a subtest got a duration");
+	json_object_put(times);
+	ks_free(&r);
+	end("durations_from_line_times");
+}
+
+/* An entry tagged [interpreter] holds only without the JIT; test_progs'
+ * -d file lists the patterns of the mode's entries. */
+static void test_denylist_modes(void)
+{
+	char path[] = "/tmp/test_parsers.XXXXXX", *text;
+	int fd = mkstemp(path), bad = 0;
+	struct ks_denylist d;
+	const char *file = "# comment\narena_htab  # [interpreter] only JITed code runs it\n"
+			   "kprobe_multi_test/attach  # UML has no kprobes\n";
+
+	begin();
+	CHECK(put(fd, file), "write");
+	CHECK(!ks_denylist_load(&d, path, false, &bad) && d.n == 2, "interpreter: %zu entries", d.n);
+	text = ks_denylist_text(&d);
+	CHECK(streq(text, "arena_htab\nkprobe_multi_test/attach\n"), "text %s", S(text));
+	free(text);
+	ks_denylist_free(&d);
+	CHECK(!ks_denylist_load(&d, path, true, &bad) && d.n == 1 && streq(d.v[0].pattern, "kprobe_multi_test/attach"),
+	      "jit: %zu entries", d.n);
+	ks_denylist_free(&d);
+	close(fd);
+	unlink(path);
+	end("denylist_modes");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2 || !realpath(argv[1], fixture_dir)) {
@@ -395,5 +495,8 @@ int main(int argc, char **argv)
 	test_console_tail();
 	test_fatal_watch_recorded_crash();
 	test_fatal_watch_edges();
+	test_line_clock();
+	test_durations_from_line_times();
+	test_denylist_modes();
 	return unit_summary();
 }
