@@ -5,7 +5,7 @@ import json
 import os
 import tempfile
 
-from testlib import EXIT_OK, PROGS, bpfuml, bpfuml_json, check, check_no_leftovers, prog, test
+from testlib import EXIT_OK, PROGS, TOP, bpfuml, bpfuml_json, check, check_no_leftovers, prog, test
 
 
 @test
@@ -70,3 +70,29 @@ def serve_keeps_its_mode_and_a_client_of_the_other_boots_its_own():
         code, out, err = bpfuml('verify', '--json', '--server', server.socket, obj)
         check('runs BPF with the jit, not the interpreter' in err and json.loads(out)['bpf_mode'] == 'interpreter',
               f'exit {code}: {err}')
+
+
+def interpreter_only_entries():
+    """DENYLIST.uml's whole-test entries that --jit lifts ([interpreter])."""
+    with open(os.path.join(TOP, 'tests', 'kselftest', 'DENYLIST.uml')) as f:
+        entries = [line.split('#', 1) for line in f if not line.startswith('#') and '#' in line]
+    return sorted(name.strip() for name, reason in entries
+                  if reason.strip().startswith('[interpreter]') and '/' not in name)
+
+
+@test
+def kselftest_jit_runs_the_tests_denied_to_the_interpreter():
+    # Arena, exceptions, struct_ops and freplace selftests: denied while UML
+    # interprets BPF, run and passed with --jit.
+    wanted = [n for n in interpreter_only_entries()
+              if n in ('verifier_arena', 'arena_htab', 'exceptions', 'struct_ops_multi_pages', 'trace_ext')]
+    check(len(wanted) == 5, f'DENYLIST.uml lost the [interpreter] tag of some of these: {wanted}')
+    filter_ = ','.join(wanted)
+    code, doc, err = bpfuml_json('kselftest', '-t', filter_, timeout=900)
+    tests = {r['name']: r['status'] for r in doc.get('results', []) if not r['subtest']}
+    check(all(tests.get(n) == 'denied' for n in wanted), f'interpreter: {tests}')
+    code, doc, err = bpfuml_json('kselftest', '--jit', '-t', filter_, timeout=900)
+    tests = {r['name']: r['status'] for r in doc.get('results', []) if not r['subtest']}
+    check(code == EXIT_OK and doc.get('bpf_mode') == 'jit' and all(tests.get(n) == 'passed' for n in wanted),
+          f'--jit: exit {code} {tests} {err[-800:]}')
+    check_no_leftovers()
