@@ -44,11 +44,21 @@ CASES = [
 ]
 
 
+# Exit status when the kernel source is not on this machine (a kernel
+# imported from a `make dist` file has none): the cases cannot be compiled.
+NO_SOURCE = 4
+
+
 def source_tree():
     with open(os.path.join(BUILD, 'manifest')) as f:
         for line in f:
             if line.startswith('build-dir:'):
-                return os.path.join(os.path.dirname(line.split(':', 1)[1].strip()), 'linux')
+                tree = os.path.join(os.path.dirname(line.split(':', 1)[1].strip()), 'linux')
+                if not os.path.isdir(os.path.join(tree, 'tools', 'testing', 'selftests', 'bpf', 'progs')):
+                    print(f'reference_cases: the kernel source {tree} is not here (a kernel imported with '
+                          'BPFUML_ARTIFACTS has none); make kernel KERNEL_REBUILD=1 fetches it', file=sys.stderr)
+                    sys.exit(NO_SOURCE)
+                return tree
     sys.exit('reference_cases: build/manifest names no build-dir; run make')
 
 
