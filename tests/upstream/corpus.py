@@ -37,6 +37,13 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(TOP, 'build')
 DEFAULT_OBJECTS = os.path.join(BUILD, 'corpus')
+# Objects are named by their path below --objects: a corpus of several
+# projects has the same file name in more than one (biolatency.bpf.o).
+OBJECTS_ROOT = DEFAULT_OBJECTS
+
+
+def object_name(path):
+    return os.path.relpath(os.path.abspath(path), OBJECTS_ROOT)
 
 
 def pick(objects, sample, shard):
@@ -81,11 +88,11 @@ def verify_chunk(build_dir, backend, chunk, timeout):
                 out.update(verify_chunk(build_dir, backend, [obj], timeout))
             return out
         error = (doc.get('error') or {}).get('message') or proc.stderr.strip()[-300:]
-        return {(os.path.basename(chunk[0]), '*'): {'verdict': 'infrastructure', 'legacy': error,
+        return {(object_name(chunk[0]), '*'): {'verdict': 'infrastructure', 'legacy': error,
                                                     'category': None}}
     out = {}
     for f in files:
-        name = os.path.basename(f['file'])
+        name = object_name(f['file'])
         if f.get('error'):
             out[(name, '*')] = {'verdict': 'not_opened', 'legacy': f['error'], 'category': None}
         for p in f['programs']:
@@ -113,7 +120,7 @@ def load_side(path, side):
     outcomes = {}
     for k, v in saved[side].items():
         obj, prog = k.split('::', 1)
-        outcomes[(os.path.basename(obj), prog)] = v
+        outcomes[(obj, prog)] = v
     return outcomes, saved.get(f'{side}_seconds')
 
 
@@ -151,6 +158,8 @@ def main():
     ap.add_argument('--list', type=int, default=40, help='differences to print per cause (0: all)')
     args = ap.parse_args()
 
+    global OBJECTS_ROOT
+    OBJECTS_ROOT = os.path.abspath(args.objects)
     objects = glob.glob(os.path.join(args.objects, '**', '*.bpf.o'), recursive=True)
     if not objects:
         sys.exit(f'corpus: no .bpf.o under {args.objects}; run `make corpus` or give --objects')
@@ -167,7 +176,7 @@ def main():
     else:
         ref, ref_s = verify_all(BUILD, 'qemu', objects, args.chunk, args.timeout, 'x86_64')
 
-    names = {os.path.basename(o) for o in objects}
+    names = {object_name(o) for o in objects}
     keys = sorted(k for k in set(uml) | set(ref) if k[0] in names)
     missing = {'verdict': 'absent', 'legacy': None, 'category': None}
     counts = collections.Counter()
