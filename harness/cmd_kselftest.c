@@ -569,9 +569,10 @@ static int gate_against_baseline(struct ks_gate *gate, struct ks_results *result
 static void save_baseline(const struct ks_results *results, double wall_s, int jobs, const char *path)
 {
 	json_object *doc = ks_results_json(results, wall_s, jobs);
+	int err = write_document(path, doc);
 
-	if (json_object_to_file_ext(path, doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE))
-		fprintf(stderr, "bpfuml: --write-baseline %s: %s\n", path, json_util_get_last_err());
+	if (err)
+		fprintf(stderr, "bpfuml: --write-baseline %s: %s\n", path, strerror(-err));
 	json_object_put(doc);
 }
 
@@ -636,13 +637,19 @@ static int by_ms(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* X's recorded time as a cost in ms (never 0: a unit always weighs). */
+static unsigned long long cost_ms(const struct ks_result *x)
+{
+	return (unsigned long long)(x->duration_s * 1000) + 1;
+}
+
 /* What RUNNER's NAME took in DURATIONS (ms), or DEFAULT_MS. */
 static unsigned long long recorded_ms(struct ks_results *durations, const char *runner, const char *name,
 				      unsigned long long default_ms)
 {
 	struct ks_result *x = durations ? ks_find(durations, runner, name) : NULL;
 
-	return x && x->duration_s >= 0 ? (unsigned long long)(x->duration_s * 1000) + 1 : default_ms;
+	return x && x->duration_s >= 0 ? cost_ms(x) : default_ms;
 }
 
 /* The median recorded test_progs test, or KS_COST_TEST_MS. */
@@ -656,7 +663,7 @@ static unsigned long long median_test_ms(const struct ks_results *durations)
 	for (i = 0; i < durations->n; i++)
 		if (!durations->v[i].subtest && durations->v[i].duration_s >= 0 &&
 		    !strcmp(durations->v[i].runner, "test_progs"))
-			ms[n++] = (unsigned long long)(durations->v[i].duration_s * 1000) + 1;
+			ms[n++] = cost_ms(&durations->v[i]);
 	if (n) {
 		qsort(ms, n, sizeof(*ms), by_ms);
 		median = ms[n / 2];

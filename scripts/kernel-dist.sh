@@ -9,6 +9,9 @@
 #       BPFUML_ARTIFACTS=FILE) unpack FILE into the cache when it holds
 #       kernel KEY; else say which of INPUTS (the key's input lines, a
 #       file) differ, and exit 2
+#   scripts/kernel-dist.sh check FILE KEY [selftests]    (scripts/ci/kernel.sh)
+#       exit 0 when FILE is a dist of kernel KEY (with its selftests, when
+#       asked), 1 when it is not or is no dist
 #
 # FILE is a gzip'd tar: bpfuml-dist/manifest first (the key, the selftests'
 # key, the key's input lines), then artifacts/KEY/ and selftests/SKEY/ as
@@ -67,16 +70,32 @@ place() {
 	mv "$dir" "$target"
 }
 
-import_dist() {
-	local file=$1 key=$2 inputs=$3 manifest have skey
-	[ -f "$file" ] || die 2 "BPFUML_ARTIFACTS=$file: no such file (make dist writes one)"
+# FILE's manifest into $manifest, its kernel key into $have and its
+# selftests' key (or none) into $skey (the caller's locals); else say why in
+# $why, and return 1.
+read_manifest() {
+	local file=$1
+	why=
+	[ -f "$file" ] || { why="BPFUML_ARTIFACTS=$file: no such file (make dist writes one)"; return 1; }
 	# The manifest is the first member: tar stops after it.
 	manifest=$(tar -xzOf "$file" --occurrence=1 bpfuml-dist/manifest 2>/dev/null) ||
-		die 2 "BPFUML_ARTIFACTS=$file is not a bpfuml kernel dist (make dist writes one)"
+		{ why="BPFUML_ARTIFACTS=$file is not a bpfuml kernel dist (make dist writes one)"; return 1; }
 	have=$(sed -n 's/^key: //p' <<<"$manifest")
 	skey=$(sed -n 's/^selftests: //p' <<<"$manifest")
-	[[ $have =~ ^[0-9a-f]{16}$ ]] || die 2 "BPFUML_ARTIFACTS=$file: its manifest names no kernel key"
-	[[ $skey =~ ^([0-9a-f]{16}|none)$ ]] || die 2 "BPFUML_ARTIFACTS=$file: its manifest names no selftests key"
+	[[ $have =~ ^[0-9a-f]{16}$ ]] || { why="BPFUML_ARTIFACTS=$file: its manifest names no kernel key"; return 1; }
+	[[ $skey =~ ^([0-9a-f]{16}|none)$ ]] ||
+		{ why="BPFUML_ARTIFACTS=$file: its manifest names no selftests key"; return 1; }
+}
+
+check_dist() {
+	local file=$1 key=$2 want_selftests=$3 manifest have skey why
+	read_manifest "$file" && [ "$have" = "$key" ] &&
+		{ [ -z "$want_selftests" ] || [ "$skey" != none ]; }
+}
+
+import_dist() {
+	local file=$1 key=$2 inputs=$3 manifest have skey why
+	read_manifest "$file" || die 2 "$why"
 	if [ "$have" != "$key" ]; then
 		echo "bpfuml: BPFUML_ARTIFACTS=$file holds kernel $have, but this checkout's patches, config" \
 			"and toolchain make kernel $key; not using it.  What differs (- the file's, + this checkout's):" >&2
@@ -103,5 +122,9 @@ import_dist() {
 case ${1:-} in
 export) [ $# = 2 ] || die 2 "usage: kernel-dist.sh export FILE"; export_dist "$2" ;;
 import) [ $# = 4 ] || die 2 "usage: kernel-dist.sh import FILE KEY INPUTS"; import_dist "$2" "$3" "$4" ;;
-*) die 2 "usage: kernel-dist.sh export FILE | import FILE KEY INPUTS" ;;
+check)
+	[ $# = 3 ] || { [ $# = 4 ] && [ "$4" = selftests ]; } ||
+		die 2 "usage: kernel-dist.sh check FILE KEY [selftests]"
+	check_dist "$2" "$3" "${4:-}" ;;
+*) die 2 "usage: kernel-dist.sh export FILE | import FILE KEY INPUTS | check FILE KEY [selftests]" ;;
 esac

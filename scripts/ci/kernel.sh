@@ -11,15 +11,11 @@ selftests=${2:-}
 [ -z "$selftests" ] || [ "$selftests" = selftests ] || { echo "kernel.sh: the second argument is 'selftests' or nothing" >&2; exit 2; }
 dist=$(realpath -m "$dist")
 
-# DIST is used when its manifest names this checkout's kernel, and has the
+# DIST is used when it is a dist of this checkout's kernel, with the
 # selftests when they are needed; otherwise it is stale and rebuilt.
 usable() {
-	local manifest key
-	[ -f "$dist" ] || return 1
-	manifest=$(tar -xzOf "$dist" --occurrence=1 bpfuml-dist/manifest 2>/dev/null) || return 1
-	key=$(make -s -C "$top" --no-print-directory kernel-key)
-	grep -qx "key: $key" <<<"$manifest" || return 1
-	[ -z "$selftests" ] || ! grep -qx 'selftests: none' <<<"$manifest"
+	"$top/scripts/kernel-dist.sh" check "$dist" "$(make -s -C "$top" --no-print-directory kernel-key)" \
+		${selftests:+selftests}
 }
 
 targets=(all)
