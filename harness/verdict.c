@@ -68,9 +68,6 @@ static const struct {
 	const char *message;	/* substring of libbpf's messages */
 	const char *note;
 } uml_only_not_loaded[] = {
-	{ "failed to find kernel BTF type ID of '__x64_sys_",
-	  "the attach target is an x86_64 syscall wrapper (__x64_sys_*); UML has no syscall "
-	  "wrappers (its syscalls are __se_sys_*), so x86_64 would load this program" },
 	{ "failed to find kernel BTF type ID of '__ia32_",
 	  "the attach target is an x86 ia32 syscall wrapper (__ia32_*), which UML does not have; "
 	  "x86_64 would load this program" },
@@ -146,11 +143,11 @@ const char *uml_attach_impossible(json_object *prog, const char *bpf_mode)
 		return NULL;	/* raw tracepoints and iterators need no trampoline */
 	/* struct_ops: x86_64's trampolines, which call interpreted programs
 	 * too (kernel-patches 0045), are called through function pointers. */
-	if (!strcmp(type, "tracing") || !strcmp(type, "lsm"))
-		return "a trampoline reaches a kernel function by patching its first 5 bytes "
-		       "(x86_64's ftrace NOP), and UML's kernel functions have no patchable entry "
-		       "(no function tracer); on a BPF program (--attach-target) it attaches with "
-		       "--jit; the program loads and verifies as on x86_64";
+	/* One trampoline for many functions is ftrace's (direct calls). */
+	if (!strcmp(type, "tracing") && strstr(section, ".multi"))
+		return "a trampoline for several kernel functions needs ftrace's direct calls, "
+		       "which UML lacks (single-function fentry/fexit/fmod_ret attach); the "
+		       "program loads and verifies as on x86_64";
 	if (!strcmp(type, "ext") && !jit)
 		return "freplace patches the JITed code of its target, and without --jit the "
 		       "target is interpreted";

@@ -32,6 +32,24 @@ def jit_mode_runs_what_only_a_jit_can():
 
 
 @test
+def trampolines_attach_to_kernel_functions():
+    # 0046: fentry/fexit/lsm patch a call over the entry of a kernel
+    # function, as x86_64's ftrace NOP is patched.  The test run calls
+    # bpf_fentry_test1(1), which returns 2.
+    obj = os.path.join(PROGS, 'tracing_types.bpf.o')
+    for mode in ('--jit', '--interpreter'):
+        for name, seen, want in (('fentry_test1', 'fentry_arg', 1), ('fexit_test1', 'fexit_ret', 2)):
+            code, doc, err = bpfuml_json('run', mode, obj, '--prog', name, '--attach')
+            check(code == EXIT_OK and doc.get('attach', {}).get('attached') is True,
+                  f'{mode} {name}: exit {code}: attach {doc.get("attach")} {err}')
+            g = {x['name']: x.get('value') for x in doc['run']['globals']}
+            check(g[seen] == want, f'{mode} {name}: {seen} = {g[seen]}, want {want}')
+        code, doc, err = bpfuml_json('run', mode, obj, '--prog', 'lsm_file_open', '--attach')
+        check(doc.get('attach', {}).get('attached') is True, f'{mode} lsm: exit {code}: {doc.get("attach")} {err}')
+    check_no_leftovers()
+
+
+@test
 def bpf_mode_is_set_in_the_guest_and_said():
     for args, want in (((), '0'), (('--interpreter',), '0'), (('--jit',), '1')):
         code, out, err = bpfuml('exec', *args, '--', '/bin/cat', '/proc/sys/net/core/bpf_jit_enable')
@@ -95,4 +113,24 @@ def kselftest_jit_runs_the_tests_denied_to_the_interpreter():
     tests = {r['name']: r['status'] for r in doc.get('results', []) if not r['subtest']}
     check(code == EXIT_OK and doc.get('bpf_mode') == 'jit' and all(tests.get(n) == 'passed' for n in wanted),
           f'--jit: exit {code} {tests} {err[-800:]}')
+    check_no_leftovers()
+
+
+@test
+def kselftest_runs_trampoline_and_syscall_wrapper_tests():
+    # kernel-patches 0046-0047: selftests denied before for "BPF
+    # trampolines" on kernel functions and "x86_64 syscall wrappers" run and
+    # pass, interpreted and JITed: fentry/fexit/fmod_ret/lsm on kernel and
+    # bpf_testmod functions, sleepable fentry on __x64_sys_* targets.
+    wanted = ('fentry_test', 'fexit_test', 'modify_return', 'test_lsm', 'fentry_fexit', 'd_path',
+              'cgrp_local_storage', 'task_local_storage')
+    with open(os.path.join(TOP, 'tests', 'kselftest', 'DENYLIST.uml')) as f:
+        listed = {line.split('#', 1)[0].strip().split('/')[0] for line in f if not line.startswith('#')}
+    check(not listed & set(wanted), f'DENYLIST.uml denies {sorted(listed & set(wanted))} again')
+    for mode in ('--interpreter', '--jit'):
+        code, doc, err = bpfuml_json('kselftest', mode, '-t', ','.join(wanted), timeout=900)
+        tests = {r['name']: r['status'] for r in doc.get('results', []) if not r['subtest']}
+        failed = {r['name']: r['status'] for r in doc.get('results', []) if r['status'] not in ('passed', 'skipped')}
+        check(code == EXIT_OK and all(tests.get(n) == 'passed' for n in wanted) and not failed,
+              f'{mode}: exit {code}: {tests} not passed: {failed} {err[-800:]}')
     check_no_leftovers()
