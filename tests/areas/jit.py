@@ -5,7 +5,7 @@ import json
 import os
 import tempfile
 
-from testlib import EXIT_OK, PROGS, TOP, bpfuml, bpfuml_json, check, check_no_leftovers, prog, test
+from testlib import EXIT_OK, EXIT_REJECTED, PROGS, TOP, bpfuml, bpfuml_json, check, check_no_leftovers, prog, test
 
 
 @test
@@ -46,6 +46,13 @@ def trampolines_attach_to_kernel_functions():
             check(g[seen] == want, f'{mode} {name}: {seen} = {g[seen]}, want {want}')
         code, doc, err = bpfuml_json('run', mode, obj, '--prog', 'lsm_file_open', '--attach')
         check(doc.get('attach', {}).get('attached') is True, f'{mode} lsm: exit {code}: {doc.get("attach")} {err}')
+    # A notrace function has no entry to patch, on x86_64 (no ftrace NOP)
+    # as on UML: the attach fails with EBUSY.
+    code, doc, err = bpfuml_json('run', '--jit', os.path.join(PROGS, 'notrace_target.bpf.o'),
+                                 '--prog', 'on_spin_lock', '--attach')
+    attach = doc.get('attach', {})
+    check(code == EXIT_REJECTED and attach.get('attached') is False and attach.get('errno') == 16,
+          f'fentry on notrace bpf_spin_lock: exit {code}: {attach} {err}')
     check_no_leftovers()
 
 
