@@ -180,6 +180,11 @@ def prog(doc, name):
     raise Failure(f'no program {name} in {[p["name"] for p in doc["programs"]]}')
 
 
+def run_globals(doc):
+    """The object's variables after a `run --json`: {name: value}."""
+    return {g['name']: g.get('value') for g in doc['run']['globals']}
+
+
 # ---- leftovers -------------------------------------------------------------
 
 def guest_leftovers():

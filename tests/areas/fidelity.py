@@ -9,7 +9,7 @@ import tempfile
 
 from testlib import (EXIT_OK, EXIT_REJECTED, PROGS, SRC_PROGS, Skip, TOP, X86_VMLINUX_DIR, backend_options,
                      backend_timeout, bpfuml, bpfuml_json, check, compile_for_x86_64, prog, qemu_test,
-                     test)
+                     run_globals, test)
 
 
 @test
@@ -81,7 +81,7 @@ def raw_tracepoint_test_run():
                                      '--prog', 'raw_tp_args', '--ctx-in', ctx_in)
     check(code == EXIT_OK and 'run' in doc and 'error' not in doc['run'],
           f'exit {code}: {doc.get("run")} {doc.get("error")} {err}')
-    g = {x['name']: x.get('value') for x in doc['run']['globals']}
+    g = run_globals(doc)
     check(g['raw_tp_arg0'] == 7 and g['raw_tp_arg1'] == 9, f'args seen: {g}')
 
 
@@ -94,7 +94,7 @@ def xdp_program_can_use_tracing_helpers():
         code, doc, err = bpfuml_json('run', os.path.join(PROGS, 'tracing_types.bpf.o'),
                                      '--prog', 'xdp_printk', '--data-in', data_in)
     check(code == EXIT_OK and doc['run']['retval'] == 2, f'exit {code}: {doc.get("run")} {doc.get("error")}')
-    g = {x['name']: x.get('value') for x in doc['run']['globals']}
+    g = run_globals(doc)
     # bpf_trace_printk() returns the bytes written, a negative errno on error.
     check(g['xdp_printk_ret'] > 0, f'bpf_printk() returned {g["xdp_printk_ret"]}')
     # The guest agent is PID 1 and does the test run itself.
@@ -123,7 +123,7 @@ def x86_64_syscall_wrappers_as_on_x86_64():
           f'exit {code}: {prog(doc, "on_bpf").get("verdict")} {prog(doc, "on_bpf").get("error")}')
     code, doc, err = bpfuml_json('run', '--jit', obj, '--prog', 'on_bpf', '--attach')
     check(doc.get('attach', {}).get('attached') is True, f'exit {code}: attach {doc.get("attach")} {err}')
-    g = {x['name']: x.get('value') for x in doc['run']['globals']}
+    g = run_globals(doc)
     check(g['test_run_calls'] >= 1, f'fentry on __x64_sys_bpf saw no BPF_PROG_TEST_RUN: {g}')
 
 

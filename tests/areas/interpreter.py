@@ -6,7 +6,7 @@ import os
 import tempfile
 
 from testlib import (EXIT_OK, EXIT_REJECTED, PROGS, bpfuml, bpfuml_json, check, guest_program_passed,
-                     prog, test)
+                     prog, run_globals, test)
 
 
 def run_prog(obj, name, *extra):
@@ -21,7 +21,7 @@ def run_prog(obj, name, *extra):
     check(code == EXIT_OK and p.get('verdict') == 'accepted' and 'run' in doc,
           f'{name}: exit {code}, verdict {p.get("verdict")}: {(p.get("log") or "")[-1500:]} '
           f'{doc.get("error")} {err}')
-    return doc['run'], {g['name']: g.get('value') for g in doc['run']['globals']}
+    return doc['run'], run_globals(doc)
 
 
 @test

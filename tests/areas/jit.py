@@ -5,7 +5,8 @@ import json
 import os
 import tempfile
 
-from testlib import EXIT_OK, EXIT_REJECTED, PROGS, TOP, bpfuml, bpfuml_json, check, check_no_leftovers, prog, test
+from testlib import (EXIT_OK, EXIT_REJECTED, PROGS, TOP, bpfuml, bpfuml_json, check, check_no_leftovers, prog,
+                     run_globals, test)
 
 
 @test
@@ -42,7 +43,7 @@ def trampolines_attach_to_kernel_functions():
             code, doc, err = bpfuml_json('run', mode, obj, '--prog', name, '--attach')
             check(code == EXIT_OK and doc.get('attach', {}).get('attached') is True,
                   f'{mode} {name}: exit {code}: attach {doc.get("attach")} {err}')
-            g = {x['name']: x.get('value') for x in doc['run']['globals']}
+            g = run_globals(doc)
             check(g[seen] == want, f'{mode} {name}: {seen} = {g[seen]}, want {want}')
         code, doc, err = bpfuml_json('run', mode, obj, '--prog', 'lsm_file_open', '--attach')
         check(doc.get('attach', {}).get('attached') is True, f'{mode} lsm: exit {code}: {doc.get("attach")} {err}')
@@ -97,12 +98,17 @@ def serve_keeps_its_mode_and_a_client_of_the_other_boots_its_own():
               f'exit {code}: {err}')
 
 
+def denylist_entries():
+    """DENYLIST.uml's entries: (test or test/subtest, reason)."""
+    with open(os.path.join(TOP, 'tests', 'kselftest', 'DENYLIST.uml')) as f:
+        return [tuple(part.strip() for part in line.split('#', 1))
+                for line in f if not line.startswith('#') and '#' in line]
+
+
 def interpreter_only_entries():
     """DENYLIST.uml's whole-test entries that --jit lifts ([interpreter])."""
-    with open(os.path.join(TOP, 'tests', 'kselftest', 'DENYLIST.uml')) as f:
-        entries = [line.split('#', 1) for line in f if not line.startswith('#') and '#' in line]
-    return sorted(name.strip() for name, reason in entries
-                  if reason.strip().startswith('[interpreter]') and '/' not in name)
+    return sorted(name for name, reason in denylist_entries()
+                  if reason.startswith('[interpreter]') and '/' not in name)
 
 
 @test
@@ -131,8 +137,7 @@ def kselftest_runs_trampoline_and_syscall_wrapper_tests():
     # bpf_testmod functions, sleepable fentry on __x64_sys_* targets.
     wanted = ('fentry_test', 'fexit_test', 'modify_return', 'test_lsm', 'fentry_fexit', 'd_path',
               'cgrp_local_storage', 'task_local_storage')
-    with open(os.path.join(TOP, 'tests', 'kselftest', 'DENYLIST.uml')) as f:
-        listed = {line.split('#', 1)[0].strip().split('/')[0] for line in f if not line.startswith('#')}
+    listed = {name.split('/')[0] for name, reason in denylist_entries()}
     check(not listed & set(wanted), f'DENYLIST.uml denies {sorted(listed & set(wanted))} again')
     for mode in ('--interpreter', '--jit'):
         code, doc, err = bpfuml_json('kselftest', mode, '-t', ','.join(wanted), timeout=900)

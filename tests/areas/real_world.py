@@ -2,7 +2,7 @@
 import os
 import tempfile
 
-from testlib import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, PROGS, bpfuml, bpfuml_json, check, test
+from testlib import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, PROGS, bpfuml, bpfuml_json, check, run_globals, test
 
 
 @test
@@ -40,7 +40,7 @@ def core_read_of_thread_info_status_built_for_x86_64():
         code, doc, err = bpfuml_json('run', obj, '--prog', 'read_status', '--ctx-in', ctx_in)
     p = doc.get('programs', [{}])[0]
     check(code == EXIT_OK, f'exit {code}: {p.get("verdict")} {p.get("libbpf_messages", "")[-400:]}')
-    g = {x['name']: x.get('value') for x in doc['run']['globals']}
+    g = run_globals(doc)
     check(g['status'] == 0, f'thread_info.status read as {g["status"]}')
 
 
