@@ -502,7 +502,7 @@ json_object *program_json(struct session *s, json_object *prog)
 	json_object *out = json_object_new_object();
 	static const char *const copied[] = {
 		"name", "section", "type", "verdict", "load", "errno", "error",
-		"type_unsupported", "libbpf_messages", "log_bytes", "log_buffer", "log_truncated",
+		"type_unsupported", "type_unknown", "libbpf_messages", "log_bytes", "log_buffer", "log_truncated",
 	};
 	struct program_verdict v;
 	json_object *value;

@@ -241,8 +241,8 @@ static void check_program(struct checker *c, json_object *p, const char *path, c
 		bad(c, "%s.verdict \"%.32s\" is none of accepted, rejected, not_loaded", path,
 		    json_object_get_string(verdict));
 	FIELDS(c, p, path, { "load", K_STR }, { "errno", K_NUM }, { "error", K_STR },
-	       { "type_unsupported", K_BOOL }, { "libbpf_messages", K_STR }, { "log_bytes", K_NUM },
-	       { "log_buffer", K_NUM }, { "log_truncated", K_BOOL });
+	       { "type_unsupported", K_BOOL }, { "type_unknown", K_BOOL }, { "libbpf_messages", K_STR },
+	       { "log_bytes", K_NUM }, { "log_buffer", K_NUM }, { "log_truncated", K_BOOL });
 	file_member(c, p, path, "log_file", log_prefix, ".log");
 }
 

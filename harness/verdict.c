@@ -169,6 +169,12 @@ const char *not_loaded_reason(json_object *prog, char *buf, size_t size)
 
 	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
 		return "this kernel does not support the program type";
+	if (json_object_object_get_ex(prog, "type_unknown", &v) && json_object_get_boolean(v)) {
+		snprintf(buf, size, "libbpf cannot tell the program type from the section name '%s'; "
+			 "the object's own loader sets it (bpf_program__set_type())",
+			 json_str(prog, "section") ?: "?");
+		return buf;
+	}
 	/* A map libbpf could not create, or an extern (a kfunc of a module
 	 * that is not loaded) it could not find, is named in its messages. */
 	for (line = messages; line && *line; line = *eol ? eol + 1 : eol) {

@@ -140,6 +140,51 @@ static void size_map(struct bpf_map *map, json_object *applied)
 		note_fixup(applied, "map '%s': max_entries 0 -> %u", bpf_map__name(map), size);
 }
 
+/* The frames of a stack trace: /proc/sys/kernel/perf_event_max_stack, the
+ * kernel's bound on a stack map's value (127 unless changed). */
+static __u32 max_stack_frames(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
+	unsigned int frames = 127;
+
+	if (f) {
+		if (fscanf(f, "%u", &frames) != 1 || !frames)
+			frames = 127;
+		fclose(f);
+	}
+	return frames;
+}
+
+/* Map shapes that loaders set at run time: a stack trace map's value size
+ * (bcc's libbpf-tools size it from their --perf-max-stack-depth, default
+ * 127 frames), and the value size that cilium/ebpf drops from ring buffers
+ * and arenas, which take none (their BTF definitions often name an event
+ * type). */
+static void shape_map(struct bpf_map *map, json_object *applied)
+{
+	__u32 value_size = bpf_map__value_size(map);
+
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_STACK_TRACE:
+		if (value_size)
+			return;
+		value_size = max_stack_frames() * sizeof(__u64);
+		if (!bpf_map__set_value_size(map, value_size))
+			note_fixup(applied, "map '%s': value_size 0 -> %u (%u stack frames)",
+				   bpf_map__name(map), value_size, value_size / 8);
+		return;
+	case BPF_MAP_TYPE_RINGBUF:
+	case BPF_MAP_TYPE_USER_RINGBUF:
+	case BPF_MAP_TYPE_ARENA:
+		if (value_size && !bpf_map__set_value_size(map, 0))
+			note_fixup(applied, "map '%s': value_size %u -> 0 (its type takes none)",
+				   bpf_map__name(map), value_size);
+		return;
+	default:
+		return;
+	}
+}
+
 /* Inner maps that stand in for a map-in-map's own (closed at the next open:
  * the kernel copies an inner map's shape when the outer map is created). */
 static int inner_fds[16];
@@ -317,6 +362,8 @@ static int apply_fixups(struct bpf_object *obj, json_object *applied, char *why,
 		}
 		return 0;
 	}
+	bpf_object__for_each_program(prog, obj)
+		type_program(prog, applied);
 	bpf_object__for_each_map(map, obj) {
 		/* Pins would land in the guest's bpffs and tie objects together. */
 		if (bpf_map__pin_path(map)) {
@@ -324,6 +371,7 @@ static int apply_fixups(struct bpf_object *obj, json_object *applied, char *why,
 			note_fixup(applied, "map '%s': not pinned", bpf_map__name(map));
 		}
 		size_map(map, applied);
+		shape_map(map, applied);
 		size_inner_map(map, applied);
 	}
 	return 0;
@@ -655,8 +703,12 @@ static json_object *outcome_to_json(const struct prog_outcome *out)
 		json_object_object_add(prog, "error", json_object_new_string(
 			"libbpf reported success but the kernel returned no program fd"));
 	}
-	/* Why a program type was refused before any verification. */
-	if (out->err && !out->error && !out->log_len && libbpf_probe_bpf_prog_type(out->type, NULL) == 0)
+	/* Why a program type was refused before any verification: none was
+	 * known (libbpf could not tell it from the section name), or this
+	 * kernel lacks it. */
+	if (out->err && out->type == BPF_PROG_TYPE_UNSPEC)
+		json_object_object_add(prog, "type_unknown", json_object_new_boolean(true));
+	else if (out->err && !out->error && !out->log_len && libbpf_probe_bpf_prog_type(out->type, NULL) == 0)
 		json_object_object_add(prog, "type_unsupported", json_object_new_boolean(true));
 	if (out->messages && *out->messages)
 		json_object_object_add(prog, "libbpf_messages", json_object_new_string(out->messages));

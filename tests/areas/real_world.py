@@ -2,7 +2,7 @@
 import os
 import tempfile
 
-from testlib import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, PROGS, bpfuml, bpfuml_json, check, run_globals, test
+from testlib import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, PROGS, bpfuml, bpfuml_json, check, prog, run_globals, test
 
 
 @test
@@ -71,6 +71,28 @@ def loader_fixups_size_maps_and_are_listed():
     code, doc, err = bpfuml_json('verify', obj, '--no-fixups')
     check(code == EXIT_REJECTED and doc['fixups'] == [] and
           doc['programs'][0]['verdict'] == 'not_loaded', f'exit {code}: {doc.get("fixups")} {doc.get("programs")}')
+
+
+@test
+def loader_fixups_shape_maps_and_type_programs():
+    # What bcc, cilium/ebpf and ebpf_exporter set at run time: a stack map's
+    # value size, no value size on a ring buffer, the type of a program whose
+    # section libbpf knows only by its prefix.  A section libbpf cannot know
+    # is not loaded, and said to be the object's loader's to type, not UML's.
+    obj = os.path.join(PROGS, 'loader_shapes.bpf.o')
+    code, doc, err = bpfuml_json('verify', obj)
+    fixups = doc.get('fixups', [])
+    for want in ("map 'stack_traces': value_size 0 -> ", "map 'events': value_size 8 -> 0 (its type takes none)",
+                 "program 'on_cache_miss': type perf_event, from its section name's 'perf_event'"):
+        check(any(f.startswith(want) for f in fixups), f'{want!r} not among the fixups listed: {fixups}')
+    check(prog(doc, 'on_cache_miss')['verdict'] == 'accepted',
+          f'on_cache_miss: {prog(doc, "on_cache_miss")["verdict"]} {prog(doc, "on_cache_miss").get("libbpf_messages")}')
+    unknown = prog(doc, 'typed_by_its_loader')
+    check(code == EXIT_REJECTED and unknown['verdict'] == 'not_loaded' and unknown.get('type_unknown') is True
+          and unknown.get('uml_fidelity_note') is None, f'exit {code}: {unknown}')
+    code, out, err = bpfuml('verify', obj, '--prog', 'typed_by_its_loader')
+    check("libbpf cannot tell the program type from the section name 'program1'" in out
+          and 'UML differs' not in out, out[:1500])
 
 
 def verdicts(doc):
