@@ -325,6 +325,28 @@ static int set_global(struct bpf_object *obj, const char *name, const char *valu
 	return -1;
 }
 
+/* A section name libbpf does not know ("perf_event/type=0,config=3", as
+ * ebpf_exporter writes them) leaves the type unset; the loader sets it.
+ * When the part before the first '/' is a section libbpf knows, that is
+ * the type its loader means. */
+static void type_program(struct bpf_program *prog, json_object *applied)
+{
+	const char *section = bpf_program__section_name(prog), *slash = strchr(section, '/');
+	enum bpf_attach_type attach;
+	enum bpf_prog_type type;
+	char prefix[64];
+
+	if (bpf_program__type(prog) != BPF_PROG_TYPE_UNSPEC || !slash || slash == section ||
+	    slash - section >= (long)sizeof(prefix))
+		return;
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - section), section);
+	if (libbpf_prog_type_by_name(prefix, &type, &attach) ||
+	    bpf_program__set_type(prog, type) || bpf_program__set_expected_attach_type(prog, attach))
+		return;
+	note_fixup(applied, "program '%s': type %s, from its section name's '%s' (libbpf knows no "
+		   "section '%s')", bpf_program__name(prog), libbpf_bpf_prog_type_str(type), prefix, section);
+}
+
 /* Apply the fixups to a freshly opened OBJ; list them in APPLIED (if not
  * NULL: the first open of an object records, later ones repeat).  Returns
  * 0, or -1 with WHY said when a global the job sets cannot be set. */
