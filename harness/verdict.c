@@ -107,7 +107,7 @@ const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 	size_t i;
 
 	if (json_object_object_get_ex(prog, "type_unsupported", &v) && json_object_get_boolean(v))
-		return "UML lacks this program type (no perf events, kprobes or trampolines); "
+		return "UML lacks this program type (its config or arch has no such hook); "
 		       "x86_64 would load and verify it";
 	if (verified_but_needs_jit(prog, legacy_error))
 		return "the verifier accepted this program, as x86_64's would, but it needs the JIT "
