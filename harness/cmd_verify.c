@@ -355,6 +355,7 @@ int cmd_verify(int argc, char **argv)
 	struct common_opts opts = COMMON_OPTS_DEFAULT;
 	json_object *job, *wanted = NULL, *staged, *objects, *targets = NULL, *globals = NULL;
 	bool no_fixups = false;
+	unsigned int mem_mb = 0;
 	struct verified *files = NULL;
 	struct bpfuml_paths paths;
 	struct session s;
@@ -372,6 +373,7 @@ int cmd_verify(int argc, char **argv)
 		{ "summary", required_argument, NULL, 'S' },
 		{ "junit", required_argument, NULL, 'J' },
 		{ "sarif", required_argument, NULL, 'R' },
+		{ "mem", required_argument, NULL, 'M' },
 		{ 0 },
 	};
 	while ((c = getopt_long(argc, argv, "p:G:", longopts, NULL)) != -1) {
@@ -400,7 +402,13 @@ int cmd_verify(int argc, char **argv)
 			}
 			continue;
 		}
-		code = common_option(&opts, c, optarg);
+		if (c == 'M') {
+			code = option_uint(&opts, "--mem", optarg, SESSION_MEM_MIN_MB, SESSION_MEM_MAX_MB,
+					   "MiB", &mem_mb);
+			code = code == EXIT_OK ? -1 : code;
+		} else {
+			code = common_option(&opts, c, optarg);
+		}
 		if (code >= 0) {
 			json_object_put(wanted);
 			json_object_put(targets);
@@ -436,6 +444,7 @@ int cmd_verify(int argc, char **argv)
 		json_object_put(globals);
 		return code;
 	}
+	s.mem_mb = mem_mb;
 
 	job = json_object_new_object();
 	json_object_object_add(job, "command", json_object_new_string("verify"));

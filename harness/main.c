@@ -12,7 +12,7 @@
 #include "watch.h"
 
 static const struct command commands[] = {
-	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE] [--sarif FILE] [--watch]",
+	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE] [--sarif FILE] [--mem MB] [--watch]",
 	  "Load every BPF program of FILE (a .bpf.o, or a .bpf.c compiled with clang-19\n"
 	  "against the UML kernel's vmlinux.h) in a UML guest (or, with --backend qemu,\n"
 	  "the x86_64 reference kernel under QEMU) and report, per program:\n"
@@ -26,7 +26,10 @@ static const struct command commands[] = {
 	  "be opened, else 1 if a program was not accepted.\n"
 	  "Loader fixups (as veristat's): the agent stands in for the object's own user\n"
 	  "space: maps left at 0 entries (inner maps too) get the smallest size their\n"
-	  "type takes, pinning is dropped; each fixup is listed in the output.\n"
+	  "type takes, a stack map without a value size 127 frames, ring buffers no\n"
+	  "value size, a program in a section libbpf knows only by its prefix\n"
+	  "(\"perf_event/...\") that prefix's type, pinning is dropped; each fixup is\n"
+	  "listed in the output.\n"
 	  "--no-fixups verifies the object exactly as built.  --attach-target\n"
 	  "PROG=FUNC sets a tracing program's attach target as its loader would;\n"
 	  "--set-global NAME=VALUE (-G, also \"NAME = VALUE\") a global variable before\n"
@@ -37,6 +40,8 @@ static const struct command commands[] = {
 	  "per program; rejected: failure with the report and log; not loaded: error);\n"
 	  "--sarif FILE writes the SARIF log that --format sarif prints, whatever\n"
 	  "--format prints (so one run gives annotations and a file to upload).\n"
+	  "--mem MB gives the guest MB MiB of memory instead of 512: maps are\n"
+	  "allocated when the object loads, and a few objects need more.\n"
 	  "--watch verifies again on every save of a FILE (and of each header a .bpf.c\n"
 	  "includes), through a warm guest (a `bpfuml serve` of its own, or --server's);\n"
 	  "after each pass a line on stderr says which verdicts changed since the\n"

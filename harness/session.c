@@ -733,6 +733,13 @@ int session_run(struct session *s, const struct bpfuml_paths *paths, json_object
 	return s->status == SESSION_INTERRUPTED ? -EINTR : 0;
 }
 
+/* The kernel's own words when memory ran out with nothing it could free. */
+static bool out_of_memory(const char *console)
+{
+	return strstr(console, "System is deadlocked on memory") ||
+	       strstr(console, "Out of memory and no killable processes");
+}
+
 char *session_failure_text(const struct session *s, int timeout_s, const char **category)
 {
 	const char *trouble = s->trouble ?: "";
@@ -755,7 +762,10 @@ char *session_failure_text(const struct session *s, int timeout_s, const char **
 		break;
 	case SESSION_KERNEL_TROUBLE:
 		*category = "kernel";
-		n = asprintf(&text, "the guest kernel reported trouble (console):\n%s", trouble);
+		n = asprintf(&text, "the guest kernel reported trouble (console):\n%s%s", trouble,
+			     out_of_memory(trouble) ? "\nThe guest ran out of memory: the object's maps are "
+			     "allocated when it loads, and large ones need more than the guest's default "
+			     "512 MiB; give it more with --mem MB (verify, kselftest, serve)." : "");
 		break;
 	case SESSION_MALFORMED:
 		*category = "malformed";

@@ -60,8 +60,11 @@ struct session {
 	struct session *next_live;	/* the signal handler's list */
 };
 
-/* 512 MiB: room for a 256 MiB verifier log; more costs boot time. */
+/* 512 MiB: room for a 256 MiB verifier log; more costs boot time.  An
+ * object whose maps take more (they are allocated at load) needs --mem. */
 #define SESSION_MEM_MB 512
+#define SESSION_MEM_MIN_MB 128
+#define SESSION_MEM_MAX_MB 65536
 /* Room a guest needs in its run directory beside UML's memory file: the
  * console log, the job's files, the verifier logs it writes back. */
 #define SESSION_SPACE_MARGIN_MB 64
