@@ -439,17 +439,26 @@ pinned_source_id() {
 	fi
 }
 
-# A UML kernel already in the cache, or in BPFUML_ARTIFACTS, is linked
-# without the lock and without the source: finding its key reads no tree,
+# A kernel already in the cache (a UML one also from BPFUML_ARTIFACTS) is
+# linked without the lock and without the source: finding its key reads no tree,
 # and an artifact is published whole by a rename.  `./run.sh verify` then
-# never waits for an unrelated `make qemu-kernel`, and a CI job that
+# never waits for an unrelated build (nor `--backend qemu` for a UML
+# one), and a CI job that
 # restored the cache or was handed a `make dist` file never fetches the
 # kernel source.
 cached_or_imported() {
-	[ "$TARGET" = uml ] && [ -z "${KERNEL_SRC:-}" ] && [ "${KERNEL_REBUILD:-0}" != 1 ] || return 1
+	case $TARGET in uml | qemu) ;; *) return 1 ;; esac
+	[ -z "${KERNEL_SRC:-}" ] && [ "${KERNEL_REBUILD:-0}" != 1 ] || return 1
 	source_id=$(pinned_source_id)
 	collect_fragments
 	key=$(compute_key)
+	if [ "$TARGET" = qemu ]; then
+		art=$cache/artifacts/qemu-x86_64-$key
+		[ -f "$art/.complete" ] || return 1
+		mkdir -p "$BUILD_DIR"
+		ln -sfn "$art" "$BUILD_DIR/qemu"
+		return 0
+	fi
 	art=$cache/artifacts/$key
 	if [ ! -f "$art/.complete" ] && [ -n "${BPFUML_ARTIFACTS:-}" ]; then
 		"$top/scripts/kernel-dist.sh" import "$BPFUML_ARTIFACTS" "$key" <(key_inputs) || exit
