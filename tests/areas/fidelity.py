@@ -127,6 +127,28 @@ def x86_64_syscall_wrappers_as_on_x86_64():
     check(g['test_run_calls'] >= 1, f'fentry on __x64_sys_bpf saw no BPF_PROG_TEST_RUN: {g}')
 
 
+@test
+def inlined_helpers_read_the_current_cpu_and_task():
+    # 0050: as on x86_64, bpf_get_smp_processor_id() and
+    # bpf_get_current_task[_btf]() become reads of per-CPU cpu_number and
+    # current_task, interpreted and JITed.  The guest agent (PID 1) does the
+    # test run; a current_task left behind by a switch would be another task.
+    obj = os.path.join(PROGS, 'inlined_helpers.bpf.o')
+    for mode in ('--interpreter', '--jit'):
+        code, doc, err = bpfuml_json('run', mode, obj, '--prog', 'current_and_cpu')
+        check(code == EXIT_OK, f'{mode}: exit {code}: {err}')
+        g = run_globals(doc)
+        check(g['task_pid'] == g['helper_pid'] == 1 and g['same_task'] == 1 and g['cpu'] == 0,
+              f'{mode}: inlined reads {g}')
+    # The selftests that check the translated code and bpf_fastcall's
+    # spill/fill removal around these calls.
+    code, doc, err = bpfuml_json('kselftest', '-t', 'verifier_bpf_fastcall', '--denylist', os.devnull,
+                                 timeout=900)
+    subtests = [r for r in doc.get('results', []) if r['subtest']]
+    check(code == EXIT_OK and len(subtests) > 20 and all(r['status'] == 'passed' for r in subtests),
+          f'exit {code}: {[(r["name"], r["status"]) for r in subtests if r["status"] != "passed"]} {err[-600:]}')
+
+
 def attach_on_uml(obj, name, reason):
     code, out, err = bpfuml('run', os.path.join(PROGS, obj), '--prog', name, '--attach')
     check(code == EXIT_REJECTED, f'exit {code}, want 1:\n{out}{err}')
