@@ -141,12 +141,16 @@ def inlined_helpers_read_the_current_cpu_and_task():
         check(g['task_pid'] == g['helper_pid'] == 1 and g['same_task'] == 1 and g['cpu'] == 0,
               f'{mode}: inlined reads {g}')
     # The selftests that check the translated code and bpf_fastcall's
-    # spill/fill removal around these calls.
-    code, doc, err = bpfuml_json('kselftest', '-t', 'verifier_bpf_fastcall', '--denylist', os.devnull,
-                                 timeout=900)
-    subtests = [r for r in doc.get('results', []) if r['subtest']]
-    check(code == EXIT_OK and len(subtests) > 20 and all(r['status'] == 'passed' for r in subtests),
-          f'exit {code}: {[(r["name"], r["status"]) for r in subtests if r["status"] != "passed"]} {err[-600:]}')
+    # spill/fill removal around these calls (one subtest also expects
+    # x86_64's timed may_goto: denied; arm64's and riscv64's skip).
+    for mode in ('--interpreter', '--jit'):
+        code, doc, err = bpfuml_json('kselftest', mode, '-t', 'verifier_bpf_fastcall', timeout=900)
+        subtests = [r for r in doc.get('results', []) if r['subtest']]
+        passed = [r for r in subtests if r['status'] == 'passed']
+        check(code == EXIT_OK and len(passed) >= 28 and
+              all(r['status'] in ('passed', 'skipped', 'denied') for r in subtests),
+              f'{mode}: exit {code}: {len(passed)} passed; '
+              f'{[(r["name"], r["status"]) for r in subtests if r["status"] != "passed"]} {err[-600:]}')
 
 
 def attach_on_uml(obj, name, reason):
