@@ -71,6 +71,9 @@ static const struct {
 	{ "failed to find kernel BTF type ID of '__ia32_",
 	  "the attach target is an x86 ia32 syscall wrapper (__ia32_*), which UML does not have; "
 	  "x86_64 would load this program" },
+	{ "failed to find kernel BTF type ID of 'page_fault_",
+	  "page_fault_user/page_fault_kernel are x86's exception tracepoints (arch/x86/mm/fault.c), "
+	  "which UML's own fault path does not have; x86_64 would load this program" },
 	{ "struct bpf_struct_ops_smc_hs_ctrl is not found in kernel BTF",
 	  "SMC (and its BPF handshake struct_ops) needs INFINIBAND, which UML cannot build "
 	  "(no DMA, no I/O memory); x86_64 would load this object" },

@@ -253,3 +253,15 @@ def kprobe_built_for_x86_64_reads_x86_64_registers():
                   f'{(p.get("log") or "")[-600:]} {p.get("libbpf_messages")}')
             check('(r1 +104)' in (p.get('log') or ''), f'{os.path.basename(path)}: no read of '
                   f'ctx+104 (si):\n{(p.get("log") or "")[:1500]}')
+
+
+@test
+def x86_exception_tracepoint_is_said_to_be_x86s():
+    # tp_btf/page_fault_user (falco's modern probe): x86's exception
+    # tracepoint, which UML cannot have.  Not loaded, with a UML note
+    # naming it, so that no one takes it for the program's fault.
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'x86_exception_tracepoint.bpf.o'))
+    p = prog(doc, 'on_user_fault')
+    check(code == EXIT_REJECTED and p['verdict'] == 'not_loaded' and
+          (p.get('uml_fidelity_note') or '').startswith("page_fault_user/page_fault_kernel are x86's exception"),
+          f'exit {code}: {p.get("verdict")} {p.get("uml_fidelity_note")} {p.get("libbpf_messages")}')
