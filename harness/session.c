@@ -762,10 +762,13 @@ char *session_failure_text(const struct session *s, int timeout_s, const char **
 		break;
 	case SESSION_KERNEL_TROUBLE:
 		*category = "kernel";
-		n = asprintf(&text, "the guest kernel reported trouble (console):\n%s%s", trouble,
-			     out_of_memory(trouble) ? "\nThe guest ran out of memory: the object's maps are "
-			     "allocated when it loads, and large ones need more than the guest's default "
-			     "512 MiB; give it more with --mem MB (verify, kselftest, serve)." : "");
+		if (out_of_memory(trouble))
+			n = asprintf(&text, "the guest kernel reported trouble (console):\n%s\nThe guest "
+				     "ran out of its %u MiB of memory: maps are allocated when an object "
+				     "loads, and large ones need more; give it more with --mem MB (verify, "
+				     "kselftest, serve).", trouble, s->mem_mb ?: SESSION_MEM_MB);
+		else
+			n = asprintf(&text, "the guest kernel reported trouble (console):\n%s", trouble);
 		break;
 	case SESSION_MALFORMED:
 		*category = "malformed";

@@ -129,3 +129,18 @@ def set_global_that_cannot_be_set_is_a_usage_error():
                       ('=1', "--set-global wants NAME=VALUE")):
         code, out, err = bpfuml('verify', obj, '--set-global', arg)
         check(code == EXIT_USAGE and says in err, f'--set-global {arg}: exit {code} {err!r}')
+
+
+@test
+def verify_mem_sizes_the_guest():
+    # --mem MB: the guest's memory, for objects whose maps (allocated at
+    # load) need more than the default; out of range is a usage error.
+    # big_map.bpf.o's 600 MiB array cannot be created in 512 MiB.
+    obj = os.path.join(PROGS, 'big_map.bpf.o')
+    code, doc, err = bpfuml_json('verify', obj)
+    check(code == EXIT_REJECTED and "map 'big': failed to create: -ENOMEM" in
+          (prog(doc, 'touch_big').get('libbpf_messages') or ''), f'default memory: exit {code}: {doc}')
+    code, doc, err = bpfuml_json('verify', '--mem', '1024', obj)
+    check(code == EXIT_OK and prog(doc, 'touch_big')['verdict'] == 'accepted', f'--mem 1024: exit {code}: {err}')
+    code, out, err = bpfuml('verify', '--mem', '64', os.path.join(PROGS, 'accepted.bpf.o'))
+    check(code == EXIT_USAGE and '--mem wants a whole number of MiB from 128' in err, f'--mem 64: exit {code}: {err}')
