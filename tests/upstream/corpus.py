@@ -126,6 +126,11 @@ def load_side(path, side):
     return outcomes, saved.get(f'{side}_seconds')
 
 
+def keyed(outcomes):
+    """One side's outcomes as saved in --json: load_side() reads them back."""
+    return {'::'.join(k): v for k, v in outcomes.items()}
+
+
 def comparable(legacy):
     """An error line without what no two kernels share: BTF type ids."""
     return re.sub(r'\b(attach_btf_id|btf_id) [1-9][0-9]*', r'\1 N', legacy) if legacy else legacy
@@ -160,6 +165,8 @@ def main():
     ap.add_argument('--json', help='write every outcome and difference to this file')
     ap.add_argument('--list', type=int, default=40, help='differences to print per cause (0: all)')
     args = ap.parse_args()
+    if args.uml_only and not args.json:
+        sys.exit('corpus: --uml-only needs --json FILE to keep the UML side in')
 
     global OBJECTS_ROOT
     OBJECTS_ROOT = os.path.abspath(args.objects)
@@ -175,11 +182,8 @@ def main():
         uml, uml_s = verify_all(os.path.abspath(args.uml_build), 'uml', objects, args.chunk,
                                 args.timeout, 'uml')
     if args.uml_only:
-        if not args.json:
-            sys.exit('corpus: --uml-only needs --json FILE to keep the UML side in')
         with open(args.json, 'w') as f:
-            json.dump({'objects': len(objects), 'uml_seconds': uml_s,
-                       'uml': {'::'.join(k): v for k, v in uml.items()}}, f, indent=1)
+            json.dump({'objects': len(objects), 'uml_seconds': uml_s, 'uml': keyed(uml)}, f, indent=1)
         print(f'corpus: UML side of {len(objects)} objects ({len(uml)} programs) in {args.json}')
         return
     if args.reference_json:
@@ -229,8 +233,7 @@ def main():
             json.dump({'objects': len(objects), 'programs': total, 'counts': dict(counts),
                        'uml_seconds': uml_s, 'reference_seconds': ref_s,
                        'verified_needs_jit': ['::'.join(k) for k in needs_jit],
-                       'uml': {'::'.join(k): v for k, v in uml.items()},
-                       'reference': {'::'.join(k): v for k, v in ref.items()},
+                       'uml': keyed(uml), 'reference': keyed(ref),
                        'differences': {c: [['::'.join(k), kind] for k, kind in items]
                                        for c, items in causes.items()}}, f, indent=1)
 
