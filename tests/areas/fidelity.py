@@ -2,12 +2,13 @@
 # the upstream reference cases, tracing program types and their helpers,
 # contexts laid out as on x86_64, and what cannot attach on UML said plainly.
 # The qemu tests here are x86_64's own verdicts on the same programs.
+import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from testlib import (EXIT_OK, EXIT_REJECTED, PROGS, SRC_PROGS, Skip, TOP, X86_VMLINUX_DIR, backend_options,
+from testlib import (BPFUML, EXIT_OK, EXIT_REJECTED, Failure, PROGS, SRC_PROGS, Skip, TOP, X86_VMLINUX_DIR, backend_options,
                      backend_timeout, bpfuml, bpfuml_json, check, compile_for_x86_64, prog, qemu_test,
                      run_globals, test)
 
@@ -125,6 +126,34 @@ def x86_64_syscall_wrappers_as_on_x86_64():
     check(doc.get('attach', {}).get('attached') is True, f'exit {code}: attach {doc.get("attach")} {err}')
     g = run_globals(doc)
     check(g['test_run_calls'] >= 1, f'fentry on __x64_sys_bpf saw no BPF_PROG_TEST_RUN: {g}')
+
+
+@test
+def x86_64_names_and_fork_frame_as_on_x86_64():
+    # What programs built for x86_64 name and UML had otherwise: a
+    # tracepoint record's errno (0051), __do_sys_getpid() (0052), a new
+    # thread's thread.sp and its fork frame (0053).  Loaded and attached by
+    # bpftool in the guest; a shell there then sends itself a signal (a
+    # getpid() first) and vforks /bin/true.
+    obj = os.path.join(PROGS, 'x86_task_layout.bpf.o')
+    code, doc, err = bpfuml_json('verify', obj)
+    bad = [(p['name'], p['verdict'], (p.get('libbpf_messages') or '')[-300:])
+           for p in doc.get('programs', []) if p['verdict'] != 'accepted']
+    check(code == EXIT_OK and len(doc.get('programs', [])) == 3 and not bad, f'exit {code}: {bad}')
+    bpftool = os.path.join(os.path.dirname(BPFUML), 'bpftool')
+    script = (f'{bpftool} prog loadall x86_task_layout.bpf.o /sys/fs/bpf/t autoattach && '
+              "/bin/sh -c 'trap : USR1; kill -USR1 $$; /bin/true' && "
+              f'{bpftool} -j map dump name x86_task.bss')
+    code, out, err = bpfuml('exec', '--file', obj, '--', '/bin/sh', '-c', script)
+    check(code == 0, f'exit {code}: {out[-800:]} {err[-800:]}')
+    try:
+        g = {k: v for d in json.loads(out.strip().splitlines()[-1])[0]['formatted']['value']['.bss'] for k, v in d.items()}
+    except (ValueError, LookupError, TypeError) as e:
+        raise Failure(f'no .bss dump ({e}):\n{out[-800:]}')
+    check(g['signals'] >= 1 and g['signals_errno_0'] == g['signals'], f'signal_generate: {g}')
+    check(g['getpid_calls'] >= 1, f'__do_sys_getpid: {g}')
+    check(g['forks'] >= 1 and g['forks_sp_on_stack'] == g['forks'],
+          f'fork frame: {g["forks_sp_on_stack"]} of {g["forks"]} forks had a user stack pointer on the stack')
 
 
 @test
