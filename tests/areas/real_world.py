@@ -45,6 +45,16 @@ def core_read_of_thread_info_status_built_for_x86_64():
 
 
 @test
+def cgroup_controllers_of_distribution_kernels_take_programs():
+    # fentry on cpuset's and the pids controller's functions, as container
+    # agents attach them (uml-config/30-real-world.config).
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'cgroup_controllers.bpf.o'))
+    bad = [(p['name'], p['verdict'], (p.get('libbpf_messages') or '')[-300:])
+           for p in doc.get('programs', []) if p['verdict'] != 'accepted']
+    check(code == EXIT_OK and len(doc.get('programs', [])) == 2 and not bad, f'exit {code}: {bad}')
+
+
+@test
 def sched_ext_scheduler_verifies():
     # A sched_ext scheduler's struct_ops programs and their scx_bpf_* kfuncs
     # verify (uml-config/30-real-world.config); running it needs the JIT.
