@@ -74,6 +74,10 @@ static const struct {
 	{ "failed to find kernel BTF type ID of 'page_fault_",
 	  "page_fault_user/page_fault_kernel are x86's exception tracepoints (arch/x86/mm/fault.c), "
 	  "which UML's own fault path does not have; x86_64 would load this program" },
+	{ "failed to find kernel BTF type ID of '__rcu_read_",
+	  "__rcu_read_lock/__rcu_read_unlock are preemptible RCU's (PREEMPT_RCU); bpfuml's UML "
+	  "kernel is not preemptible (its BPF trampolines patch kernel text relying on that), so "
+	  "rcu_read_lock() is inline there; x86_64's distribution kernels have these functions" },
 	{ "struct bpf_struct_ops_smc_hs_ctrl is not found in kernel BTF",
 	  "SMC (and its BPF handshake struct_ops) needs INFINIBAND, which UML cannot build "
 	  "(no DMA, no I/O memory); x86_64 would load this object" },

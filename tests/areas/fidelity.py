@@ -285,6 +285,17 @@ def kprobe_built_for_x86_64_reads_x86_64_registers():
 
 
 @test
+def preemptible_rcu_target_is_said_to_be_missing_on_uml():
+    # fentry on __rcu_read_lock (the selftest tracing_failure's
+    # tracing_deny): preemptible RCU's, which UML, not preemptible, lacks.
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'preemptible_rcu_target.bpf.o'))
+    p = prog(doc, 'on_rcu_read_lock')
+    check(code == EXIT_REJECTED and p['verdict'] == 'not_loaded' and
+          (p.get('uml_fidelity_note') or '').startswith('__rcu_read_lock/__rcu_read_unlock are preemptible RCU'),
+          f'exit {code}: {p.get("verdict")} {p.get("uml_fidelity_note")} {p.get("libbpf_messages")}')
+
+
+@test
 def x86_exception_tracepoint_is_said_to_be_x86s():
     # tp_btf/page_fault_user (falco's modern probe): x86's exception
     # tracepoint, which UML cannot have.  Not loaded, with a UML note
