@@ -130,6 +130,28 @@ def kselftest_jit_runs_the_tests_denied_to_the_interpreter():
 
 
 @test
+def timed_may_goto_with_the_jit_counting_form_interpreted():
+    # 0054: with the JIT on, the verifier rewrites may_goto into x86_64's
+    # timed form (the selftests check the instructions it emits); the
+    # interpreter keeps the counting form, and its x86_64 subtests are
+    # denied to it ([interpreter]).
+    timed = 'verifier_may_goto_1/may_goto batch with offsets 2/0'
+    check(dict(denylist_entries()).get(timed, '').startswith('[interpreter]'),
+          f'DENYLIST.uml: {timed!r} is not an [interpreter] entry')
+    statuses = {}
+    for mode in ('--jit', '--interpreter'):
+        code, doc, err = bpfuml_json('kselftest', mode, '-t', 'verifier_may_goto_1,verifier_may_goto_2',
+                                     timeout=900)
+        subtests = [r for r in doc.get('results', []) if r['subtest']]
+        statuses[mode] = {r['name']: r['status'] for r in subtests}
+        check(code == EXIT_OK and subtests and
+              all(r['status'] in ('passed', 'skipped', 'denied') for r in subtests),
+              f'{mode}: exit {code}: {statuses[mode]} {err[-600:]}')
+    check(statuses['--jit'].get(timed) == 'passed' and statuses['--interpreter'].get(timed) == 'denied',
+          f'{timed}: --jit {statuses["--jit"].get(timed)}, interpreted {statuses["--interpreter"].get(timed)}')
+
+
+@test
 def kselftest_runs_trampoline_and_syscall_wrapper_tests():
     # kernel-patches 0046-0047: selftests denied before for "BPF
     # trampolines" on kernel functions and "x86_64 syscall wrappers" run and
