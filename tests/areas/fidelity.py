@@ -284,24 +284,27 @@ def kprobe_built_for_x86_64_reads_x86_64_registers():
                   f'ctx+104 (si):\n{(p.get("log") or "")[:1500]}')
 
 
+def not_loaded_with_uml_note(obj, name, note_start):
+    """OBJ's program NAME, not loaded on UML, carries a UML note that
+    starts with NOTE_START, so that no one takes it for the program's fault."""
+    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, obj))
+    p = prog(doc, name)
+    check(code == EXIT_REJECTED and p['verdict'] == 'not_loaded' and
+          (p.get('uml_fidelity_note') or '').startswith(note_start),
+          f'exit {code}: {p.get("verdict")} {p.get("uml_fidelity_note")} {p.get("libbpf_messages")}')
+
+
 @test
 def preemptible_rcu_target_is_said_to_be_missing_on_uml():
     # fentry on __rcu_read_lock (the selftest tracing_failure's
     # tracing_deny): preemptible RCU's, which UML, not preemptible, lacks.
-    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'preemptible_rcu_target.bpf.o'))
-    p = prog(doc, 'on_rcu_read_lock')
-    check(code == EXIT_REJECTED and p['verdict'] == 'not_loaded' and
-          (p.get('uml_fidelity_note') or '').startswith('__rcu_read_lock/__rcu_read_unlock are preemptible RCU'),
-          f'exit {code}: {p.get("verdict")} {p.get("uml_fidelity_note")} {p.get("libbpf_messages")}')
+    not_loaded_with_uml_note('preemptible_rcu_target.bpf.o', 'on_rcu_read_lock',
+                             '__rcu_read_lock/__rcu_read_unlock are preemptible RCU')
 
 
 @test
 def x86_exception_tracepoint_is_said_to_be_x86s():
     # tp_btf/page_fault_user (falco's modern probe): x86's exception
-    # tracepoint, which UML cannot have.  Not loaded, with a UML note
-    # naming it, so that no one takes it for the program's fault.
-    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'x86_exception_tracepoint.bpf.o'))
-    p = prog(doc, 'on_user_fault')
-    check(code == EXIT_REJECTED and p['verdict'] == 'not_loaded' and
-          (p.get('uml_fidelity_note') or '').startswith("page_fault_user/page_fault_kernel are x86's exception"),
-          f'exit {code}: {p.get("verdict")} {p.get("uml_fidelity_note")} {p.get("libbpf_messages")}')
+    # tracepoint, which UML cannot have.
+    not_loaded_with_uml_note('x86_exception_tracepoint.bpf.o', 'on_user_fault',
+                             "page_fault_user/page_fault_kernel are x86's exception")
