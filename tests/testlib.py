@@ -180,6 +180,17 @@ def prog(doc, name):
     raise Failure(f'no program {name} in {[p["name"] for p in doc["programs"]]}')
 
 
+def verify_all_accepted(path, count):
+    """`verify` of the object at PATH: exit 0 and each of its COUNT programs
+    accepted.  Returns the JSON document."""
+    code, doc, err = bpfuml_json('verify', path)
+    bad = [(p['name'], p['verdict'], p.get('error'), (p.get('libbpf_messages') or '')[-300:])
+           for p in doc.get('programs', []) if p['verdict'] != 'accepted']
+    check(code == EXIT_OK and len(doc.get('programs', [])) == count and not bad,
+          f'{os.path.basename(path)}: exit {code}: {bad or doc.get("error")}')
+    return doc
+
+
 def run_globals(doc):
     """The object's variables after a `run --json`: {name: value}."""
     return {g['name']: g.get('value') for g in doc['run']['globals']}

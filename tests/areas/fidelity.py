@@ -10,7 +10,7 @@ import tempfile
 
 from testlib import (BPFUML, EXIT_OK, EXIT_REJECTED, Failure, PROGS, SRC_PROGS, Skip, TOP, X86_VMLINUX_DIR, backend_options,
                      backend_timeout, bpfuml, bpfuml_json, check, compile_for_x86_64, prog, qemu_test,
-                     run_globals, test)
+                     run_globals, test, verify_all_accepted)
 
 
 @test
@@ -136,10 +136,7 @@ def x86_64_names_and_fork_frame_as_on_x86_64():
     # bpftool in the guest; a shell there then sends itself a signal (a
     # getpid() first) and vforks /bin/true.
     obj = os.path.join(PROGS, 'x86_task_layout.bpf.o')
-    code, doc, err = bpfuml_json('verify', obj)
-    bad = [(p['name'], p['verdict'], (p.get('libbpf_messages') or '')[-300:])
-           for p in doc.get('programs', []) if p['verdict'] != 'accepted']
-    check(code == EXIT_OK and len(doc.get('programs', [])) == 3 and not bad, f'exit {code}: {bad}')
+    verify_all_accepted(obj, 3)
     bpftool = os.path.join(os.path.dirname(BPFUML), 'bpftool')
     script = (f'{bpftool} prog loadall x86_task_layout.bpf.o /sys/fs/bpf/t autoattach && '
               "/bin/sh -c 'trap : USR1; kill -USR1 $$; /bin/true' && "

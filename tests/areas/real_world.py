@@ -2,7 +2,8 @@
 import os
 import tempfile
 
-from testlib import EXIT_OK, EXIT_REJECTED, EXIT_USAGE, PROGS, bpfuml, bpfuml_json, check, prog, run_globals, test
+from testlib import (EXIT_OK, EXIT_REJECTED, EXIT_USAGE, PROGS, bpfuml, bpfuml_json, check, prog, run_globals, test,
+                     verify_all_accepted)
 
 
 @test
@@ -48,20 +49,14 @@ def core_read_of_thread_info_status_built_for_x86_64():
 def cgroup_controllers_of_distribution_kernels_take_programs():
     # fentry on cpuset's and the pids controller's functions, as container
     # agents attach them (uml-config/30-real-world.config).
-    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'cgroup_controllers.bpf.o'))
-    bad = [(p['name'], p['verdict'], (p.get('libbpf_messages') or '')[-300:])
-           for p in doc.get('programs', []) if p['verdict'] != 'accepted']
-    check(code == EXIT_OK and len(doc.get('programs', [])) == 2 and not bad, f'exit {code}: {bad}')
+    verify_all_accepted(os.path.join(PROGS, 'cgroup_controllers.bpf.o'), 2)
 
 
 @test
 def sched_ext_scheduler_verifies():
     # A sched_ext scheduler's struct_ops programs and their scx_bpf_* kfuncs
     # verify (uml-config/30-real-world.config); running it needs the JIT.
-    code, doc, err = bpfuml_json('verify', os.path.join(PROGS, 'sched_ext_minimal.bpf.o'))
-    bad = [(p['name'], p['verdict'], p.get('error'), (p.get('libbpf_messages') or '')[-300:])
-           for p in doc.get('programs', []) if p['verdict'] != 'accepted']
-    check(code == EXIT_OK and not bad and len(doc['programs']) == 3, f'exit {code}: {bad or doc.get("error")}')
+    verify_all_accepted(os.path.join(PROGS, 'sched_ext_minimal.bpf.o'), 3)
 
 
 @test
