@@ -55,8 +55,8 @@ static const struct command commands[] = {
 	  "takes no repeat count for them).  --attach attaches the program first, as\n"
 	  "libbpf does from its section (struct_ops: the object's struct_ops maps),\n"
 	  "so that a test run reaches tracing programs; an attachment UML cannot make\n"
-	  "(kprobes, BPF trampolines: fentry/fexit/lsm/struct_ops, freplace) is said\n"
-	  "plainly with its reason, and exits 1.  --watch runs it again on every save\n"
+	  "(multi-kprobes and multi-function trampolines, uprobes; freplace without\n"
+	  "--jit) is said plainly with its reason, and exits 1.  --watch runs it again on every save\n"
 	  "of FILE (or a header of a .bpf.c), as verify --watch does." },
 	{ "exec", cmd_exec, "exec [--file FILE]... [--] PROGRAM [ARG...]",
 	  "Run a host program inside a guest, as root there, with the guest kernel's\n"
