@@ -5,6 +5,7 @@
 import json
 import os
 
+from areas.jit import denylist_entries
 from testlib import (BPFUML, EXIT_OK, EXIT_REJECTED, PROGS, Failure, bpfuml, bpfuml_json, check,
                      check_no_leftovers, test, verify_all_accepted)
 
@@ -80,10 +81,14 @@ def multi_kprobe_cannot_attach_and_is_said_why():
 @test
 def kselftest_runs_kprobe_tests():
     # Selftests denied before for "UML has no kprobes": they attach kprobes
-    # and kretprobes (perf kprobe PMU, tracefs, links), read the function's
-    # address and cookies, count missed recursion, interpreted and JITed.
-    wanted = ('attach_probe/kprobe-link-by-addr', 'get_func_ip_test', 'bpf_cookie/kprobe',
-              'missed/kprobe_recursion', 'fill_link_info/kprobe_link_info')
+    # and kretprobes (perf kprobe PMU, tracefs, links, by address and by a
+    # duplicated symbol), read cookies and link info, count missed runs,
+    # write user memory from a syscall kprobe, interpreted and JITed.
+    wanted = ('attach_probe/kprobe-link-by-addr', 'attach_probe/dup-sym-link', 'bpf_cookie/kprobe',
+              'fill_link_info/kprobe_link_info', 'fill_link_info/kretprobe_link_info', 'missed/perf_kprobe',
+              'probe_user', 'bpf_syscall_macro')
+    listed = {name for name, reason in denylist_entries()}
+    check(not listed & set(wanted), f'DENYLIST.uml denies {sorted(listed & set(wanted))} again')
     for mode in ('--interpreter', '--jit'):
         code, doc, err = bpfuml_json('kselftest', mode, '-t', ','.join(wanted), timeout=900)
         results = {r['name']: r['status'] for r in doc.get('results', [])}

@@ -20,6 +20,8 @@ UML_VERIFY_YES = {
 }
 # Verified as on x86_64 (kernel-patches 0008, 0013-0015), then refused: only a JIT runs them.
 UML_VERIFY_ONLY = {'tail_call_in_subprog', 'exceptions', 'arena'}
+# Attached on UML: kprobes (kernel-patches 0055-0057), trampolines (0045-0046).
+UML_ATTACH_YES = {'kprobe', 'tracing_fentry', 'tracing_fexit', 'tracing_fmod_ret', 'lsm', 'struct_ops', 'ext'}
 UML_RUN_YES = {'socket_filter', 'sched_cls', 'sched_act', 'xdp', 'cgroup_skb', 'lwt_in',
                'flow_dissector', 'sk_lookup', 'syscall', 'netfilter'} | \
               (UML_VERIFY_YES['feature'] - UML_VERIFY_ONLY)
@@ -56,6 +58,9 @@ def probe_table(backend):
             if name in UML_VERIFY_ONLY:
                 check(row['run']['status'] == 'no' and row.get('uml_note'),
                       f'{kind} {name}: run {row["run"]}, note {row.get("uml_note")}')
+    for name in UML_ATTACH_YES:
+        row = rows.get(('prog_type', name))
+        check(row and row['attach']['status'] == 'yes', f'prog_type {name}: attach {row and row["attach"]}')
     for (kind, name), row in rows.items():
         if kind == 'map_type':
             continue
