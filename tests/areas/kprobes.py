@@ -83,10 +83,12 @@ def kselftest_runs_kprobe_tests():
     # Selftests denied before for "UML has no kprobes": they attach kprobes
     # and kretprobes (perf kprobe PMU, tracefs, links, by address and by a
     # duplicated symbol), read cookies and link info, count missed runs,
-    # write user memory from a syscall kprobe, interpreted and JITed.
+    # write user memory from a syscall kprobe, read user stacks with build
+    # IDs twice (entry probes run as x86_64's kprobes on ftrace do: not in
+    # NMI context, interrupts as in the probed code), interpreted and JITed.
     wanted = ('attach_probe/kprobe-link-by-addr', 'attach_probe/dup-sym-link', 'bpf_cookie/kprobe',
               'fill_link_info/kprobe_link_info', 'fill_link_info/kretprobe_link_info', 'missed/perf_kprobe',
-              'probe_user', 'bpf_syscall_macro')
+              'probe_user', 'bpf_syscall_macro', 'stacktrace_build_id')
     listed = {name for name, reason in denylist_entries()}
     check(not listed & set(wanted), f'DENYLIST.uml denies {sorted(listed & set(wanted))} again')
     for mode in ('--interpreter', '--jit'):
