@@ -56,8 +56,9 @@ static const struct command commands[] = {
 	  "libbpf does from its section (struct_ops: the object's struct_ops maps),\n"
 	  "so that a test run reaches tracing programs; an attachment UML cannot make\n"
 	  "(multi-kprobes and multi-function trampolines, uprobes; freplace without\n"
-	  "--jit) is said plainly with its reason, and exits 1.  --watch runs it again on every save\n"
-	  "of FILE (or a header of a .bpf.c), as verify --watch does." },
+	  "--jit) is said plainly with its reason, and exits 1.  --watch runs it\n"
+	  "again on every save of FILE (or a header of a .bpf.c), as verify --watch\n"
+	  "does." },
 	{ "exec", cmd_exec, "exec [--file FILE]... [--] PROGRAM [ARG...]",
 	  "Run a host program inside a guest, as root there, with the guest kernel's\n"
 	  "BPF under it: a loader, a test binary, a bpftool of the same tree.  Its\n"
