@@ -179,6 +179,25 @@ def inlined_helpers_read_the_current_cpu_and_task():
               f'{[(r["name"], r["status"]) for r in subtests if r["status"] != "passed"]} {err[-600:]}')
 
 
+def attach_on_uml(obj, name, reason):
+    code, out, err = bpfuml('run', os.path.join(PROGS, obj), '--prog', name, '--attach')
+    check(code == EXIT_REJECTED, f'exit {code}, want 1:\n{out}{err}')
+    check(f'{name}: attach not possible on UML: {reason}' in out, f'no plain reason:\n{out}{err}')
+    code, doc, err = bpfuml_json('run', os.path.join(PROGS, obj), '--prog', name, '--attach')
+    check(doc['program']['verdict'] == 'accepted' and doc['attach']['attached'] is False
+          and doc['attach']['message'].startswith('attach not possible on UML: ' + reason)
+          and 'run' not in doc, f'JSON: {doc}')
+
+
+@test
+def attach_impossible_on_uml_is_said_plainly():
+    # kprobe.multi needs fprobe, which needs ftrace's function graph
+    # tracer: UML has none (single kprobes attach since kernel-patches
+    # 0055-0057).  The program verifies; the attach is refused with that
+    # reason (exit 1), not tried.
+    attach_on_uml('fprobe_target.bpf.o', 'on_nanosleep_multi', 'multi-kprobes need fprobe')
+
+
 @test
 def struct_ops_attach_on_uml():
     # x86_64's trampolines (kernel-patches 0045) call the struct_ops

@@ -6,7 +6,7 @@ import json
 import os
 
 from areas.jit import denylist_entries
-from testlib import (BPFUML, EXIT_OK, EXIT_REJECTED, PROGS, Failure, bpfuml, bpfuml_json, check,
+from testlib import (BPFUML, EXIT_OK, PROGS, Failure, bpfuml, bpfuml_json, check,
                      check_no_leftovers, test, verify_all_accepted)
 
 # A process of its own (comm "python3"): a relative nanosleep() (libc's,
@@ -62,20 +62,6 @@ def kprobes_fire_and_override_as_on_x86_64():
         check(g['overridden'] >= 1 and 'getpgid errno 1234' in out,
               f'{mode}: bpf_override_return(): {g["overridden"]} hits; {out[-600:]}')
     check_no_leftovers()
-
-
-@test
-def multi_kprobe_cannot_attach_and_is_said_why():
-    # kprobe.multi needs fprobe, which needs ftrace's function graph
-    # tracer: UML has none.  The program verifies; the attach is refused
-    # with that reason (exit 1), not tried.
-    obj = os.path.join(PROGS, 'fprobe_target.bpf.o')
-    code, out, err = bpfuml('run', obj, '--prog', 'on_nanosleep_multi', '--attach')
-    check(code == EXIT_REJECTED and 'attach not possible on UML: multi-kprobes need fprobe' in out,
-          f'exit {code}:\n{out}{err}')
-    code, doc, err = bpfuml_json('run', obj, '--prog', 'on_nanosleep_multi', '--attach')
-    check(doc['program']['verdict'] == 'accepted' and doc['attach']['attached'] is False and 'run' not in doc,
-          f'JSON: {doc}')
 
 
 @test
