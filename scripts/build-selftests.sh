@@ -172,14 +172,26 @@ fi
 # left out with their tests.  TEST_KMODS= : the modules come from above.
 # BPF_TARGET_ENDIAN carries -mcpu=v4 to libarena (clang-19 defaults BPF to
 # v1); the runners' own rules put their -mcpu after it, which wins.
+# LLVM's disassembler (llvm-19-dev) lets test_progs check the x86_64 code
+# the JIT emits (__jited).  LLVM_LINK_STATIC= links the shared libLLVM
+# rather than its static archives: the guest runs the host's binaries with
+# the host's libraries, and the runners relink faster.
 mkdir -p "$out/bpf"
 say SELFTST "test_progs, test_verifier, test_maps (first build ~4 min on 2 cores; log: $log)"
 selftests_make=(make -C "$selftests" OUTPUT="$out/bpf" -j"$JOBS"
 	VMLINUX_BTF="$out/vmlinux.h" VMLINUX_H="$out/vmlinux.h"
 	CLANG="$CLANG" LLC="llc$LLVM_SUFFIX" LLVM_STRIP="llvm-strip$LLVM_SUFFIX"
 	BPF_TARGET_ENDIAN="--target=bpfel -mcpu=v4"
-	BPF_STRICT_BUILD=0 TEST_KMODS= SKIP_DOCS=1 SKIP_LLVM=1 SKIP_LIBBFD=1
+	LLVM_CONFIG="llvm-config$LLVM_SUFFIX" LLVM_LINK_STATIC=
+	BPF_STRICT_BUILD=0 TEST_KMODS= SKIP_DOCS=1 SKIP_LIBBFD=1
 	test_progs test_verifier test_maps)
+# The selftests' make tracks files, not its own variables: where those
+# changed since the last build in $out (SKIP_LLVM=1 before), the objects
+# built with them and the runners linked with them are made again.
+make_vars=$(printf '%s\n' "${selftests_make[@]}" | grep -E '^[A-Z_]+=')
+if [ "$make_vars" != "$(cat "$out/make-vars" 2>/dev/null)" ]; then
+	rm -f "$out/bpf/jit_disasm_helpers.o" "$out"/bpf/test_progs* "$out/bpf/test_verifier" "$out/bpf/test_maps"
+fi
 # The selftests' Makefile races with itself on rebuilds: its EXT-COPY rsync
 # ran while map_percpu_stats.test.o was being rewritten ("file has
 # vanished", rsync exit 24).  A second make finishes what the first left; a
@@ -188,6 +200,7 @@ if ! run_logged "${selftests_make[@]}"; then
 	say SELFTST "the selftests' make failed; running it once more (its parallel rules race on rebuilds)"
 	run_logged "${selftests_make[@]}" || die "building the selftests failed (full log: $log)"
 fi
+printf '%s\n' "$make_vars" >"$out/make-vars"
 say SELFTST "built in $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
 
 # The artifact: what the runners need at run time (they open their BPF

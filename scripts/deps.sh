@@ -16,6 +16,8 @@ packages=(
 	clang-19 llvm-19 lld
 	# clang's libFuzzer and sanitizer runtimes: tests/fuzz (make fuzz).
 	libclang-rt-19-dev
+	# LLVM's disassembler for test_progs' checks of JITed code (__jited).
+	llvm-19-dev
 	libjson-c-dev python3-matplotlib
 	# tests/areas/ci_action.py reads action.yml and the CI examples.
 	python3-yaml

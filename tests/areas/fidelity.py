@@ -8,9 +8,10 @@ import subprocess
 import sys
 import tempfile
 
+from areas.jit import denylist_entries
 from testlib import (BPFUML, EXIT_OK, EXIT_REJECTED, Failure, PROGS, SRC_PROGS, Skip, TOP, X86_VMLINUX_DIR, backend_options,
-                     backend_timeout, bpfuml, bpfuml_json, check, compile_for_x86_64, prog, qemu_test,
-                     run_globals, test, verify_all_accepted)
+                     backend_timeout, bpfuml, bpfuml_json, check, check_no_leftovers, compile_for_x86_64, prog,
+                     qemu_test, run_globals, test, verify_all_accepted)
 
 
 @test
@@ -177,6 +178,44 @@ def inlined_helpers_read_the_current_cpu_and_task():
               all(r['status'] in ('passed', 'skipped', 'denied') for r in subtests),
               f'{mode}: exit {code}: {len(passed)} passed; '
               f'{[(r["name"], r["status"]) for r in subtests if r["status"] != "passed"]} {err[-600:]}')
+
+
+@test
+def interrupt_context_is_read_as_on_x86_64():
+    # 0060: bpf_experimental.h's bpf_in_task(), bpf_in_hardirq() and
+    # bpf_in_serving_softirq() read x86_64's per-CPU __preempt_count (a
+    # ksym); UML kept the count in thread_info, so no context was seen as
+    # an interrupt.  exe_ctx counts its programs in task context, in a hard
+    # interrupt (bpf_testmod's irq_work) and in a softirq (its tasklet).
+    listed = {name.split('/')[0] for name, reason in denylist_entries()}
+    check('exe_ctx' not in listed, 'DENYLIST.uml denies exe_ctx again')
+    for mode in ('--interpreter', '--jit'):
+        code, doc, err = bpfuml_json('kselftest', mode, '-t', 'exe_ctx', timeout=900)
+        tests = {r['name']: r['status'] for r in doc.get('results', []) if not r['subtest']}
+        check(code == EXIT_OK and tests.get('exe_ctx') == 'passed', f'{mode}: exit {code}: {tests} {err[-800:]}')
+    check_no_leftovers()
+
+
+def cpuinfo_flags(text):
+    return next(line.split(':', 1)[1].split() for line in text.splitlines() if line.startswith('flags'))
+
+
+@test
+def cpu_flags_are_the_hosts():
+    # 0061: UML takes x86_64's CPU capabilities (what cpu_feature_enabled()
+    # and the JIT ask) from the host's /proc/cpuinfo.  Matched as whole
+    # words, the guest has the host's flags and no others: substrings had set
+    # ss, cid, pn and 3dnow from sse, pcid, pni and 3dnowprefetch.
+    code, out, err = bpfuml('exec', '--', '/bin/cat', '/proc/cpuinfo')
+    check(code == EXIT_OK, f'exit {code}: {err}')
+    with open('/proc/cpuinfo') as f:
+        host = cpuinfo_flags(f.read())
+    guest = set(cpuinfo_flags(out))
+    check(guest and guest <= set(host), f'flags the host lacks: {sorted(guest - set(host))}')
+    # Names that contain others must still be found themselves (a host
+    # kernel newer than 7.3 may print flags 7.3 does not know: not these).
+    lost = [f for f in ('sse', 'sse2', 'pcid', 'pni', 'cx16', '3dnowprefetch', 'popcnt') if f in host and f not in guest]
+    check(not lost, f'host flags the guest lost: {lost}')
 
 
 def attach_on_uml(obj, name, reason):
