@@ -116,7 +116,7 @@ def kselftest_jit_runs_the_tests_denied_to_the_interpreter():
     # Arena, exceptions, struct_ops and freplace selftests: denied while UML
     # interprets BPF, run and passed with --jit.
     names = ('verifier_arena', 'arena_htab', 'exceptions', 'struct_ops_multi_pages', 'trace_ext',
-             'compute_live_registers', 'stream_success', 'arena_kfunc_jit', 'arena_spin_lock')
+             'compute_live_registers', 'stream_success', 'arena_kfunc_jit', 'arena_spin_lock', 'libarena')
     wanted = [n for n in interpreter_only_entries() if n in names]
     check(len(wanted) == len(names), f'DENYLIST.uml lost the [interpreter] tag of some of these: '
           f'{sorted(set(names) - set(wanted))}')
