@@ -27,6 +27,8 @@ packages=(
 	# ethtool, iptables-legacy (network tests), keyctl and fsverity (signed
 	# programs) inside UML.
 	iproute2 iputils-ping ethtool iptables keyutils fsverity
+	# nft sets up xdp_flowtable's flowtable (it skips without).
+	nftables
 )
 if [ "${1:-}" = qemu ]; then
 	# The x86_64 kernel's build (bzImage compression, objtool) and its VM.
