@@ -175,7 +175,12 @@ fi
 # LLVM's disassembler (llvm-19-dev) lets test_progs check the x86_64 code
 # the JIT emits (__jited).  LLVM_LINK_STATIC= links the shared libLLVM
 # rather than its static archives: the guest runs the host's binaries with
-# the host's libraries, and the runners relink faster.
+# the host's libraries, and the runners relink faster.  LLVM_CONFIG goes in
+# the environment too: the selftests' feature check runs make from
+# $(shell), which gets make's environment, not its command line (make 4.3),
+# and without it looks for an unversioned llvm-config, which a machine may
+# lack or have of another LLVM.
+export LLVM_CONFIG="llvm-config$LLVM_SUFFIX"
 mkdir -p "$out/bpf"
 say SELFTST "test_progs, test_verifier, test_maps (first build ~4 min on 2 cores; log: $log)"
 selftests_make=(make -C "$selftests" OUTPUT="$out/bpf" -j"$JOBS"
