@@ -55,7 +55,7 @@ static const struct command commands[] = {
 	  "takes no repeat count for them).  --attach attaches the program first, as\n"
 	  "libbpf does from its section (struct_ops: the object's struct_ops maps),\n"
 	  "so that a test run reaches tracing programs; an attachment UML cannot make\n"
-	  "(multi-kprobes and multi-function trampolines, uprobes; freplace without\n"
+	  "(multi-kprobes and multi-function trampolines; freplace without\n"
 	  "--jit) is said plainly with its reason, and exits 1.  --watch runs it\n"
 	  "again on every save of FILE (or a header of a .bpf.c), as verify --watch\n"
 	  "does." },

@@ -135,9 +135,10 @@ const char *uml_attach_impossible(json_object *prog, const char *bpf_mode)
 	const char *type = json_str(prog, "type") ?: "", *section = json_str(prog, "section") ?: "";
 
 	if (!strcmp(type, "kprobe")) {
+		/* x86's uprobes (kernel-patches 0063-0065), uprobe_multi included */
 		if (!strncmp(section, "uprobe", 6) || !strncmp(section, "uretprobe", 9) ||
 		    !strncmp(section, "usdt", 4))
-			return "UML has no uprobes (it selects no ARCH_SUPPORTS_UPROBES)";
+			return NULL;
 		if (strstr(section, ".multi") || strstr(section, ".session"))
 			return "multi-kprobes need fprobe, i.e. the function tracer, which UML lacks";
 		return NULL;	/* x86's kprobes (kernel-patches 0055-0057) */

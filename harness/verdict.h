@@ -50,9 +50,9 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text);
 bool verified_but_needs_jit(json_object *prog, const char *legacy_error);
 /* Why this verdict would differ on x86_64 (a UML limitation), or NULL. */
 const char *uml_fidelity_note(json_object *prog, const char *legacy_error);
-/* Why UML cannot attach PROG at all (uprobes, multi-kprobes and
- * multi-function trampolines: no uprobes, no function tracer; freplace
- * without --jit), or NULL when the failure is not one of those.
+/* Why UML cannot attach PROG at all (multi-kprobes and multi-function
+ * trampolines: no function tracer; freplace without --jit), or NULL when
+ * the failure is not one of those.
  * BPF_MODE: "jit" or "interpreter". */
 const char *uml_attach_impossible(json_object *prog, const char *bpf_mode);
 /* Why PROG could not be loaded: libbpf's line that names the map or
