@@ -11,8 +11,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-
-char target_comm[16] = "python3";
+#include "target_comm.h"
 
 long nanosleeps = 0;
 long nanosleep_mode = 0;
@@ -20,21 +19,6 @@ __u64 nanosleep_func_ip = 0;
 long getppid_returns = 0;
 long getppid_ret = 0;
 long overridden = 0;
-
-static bool is_target(void)
-{
-	char comm[16];
-	int i;
-
-	bpf_get_current_comm(comm, sizeof(comm));
-	for (i = 0; i < sizeof(comm); i++) {
-		if (comm[i] != target_comm[i])
-			return false;
-		if (!comm[i])
-			break;
-	}
-	return true;
-}
 
 /* do_nanosleep(struct hrtimer_sleeper *t, enum hrtimer_mode mode) */
 SEC("kprobe/do_nanosleep")

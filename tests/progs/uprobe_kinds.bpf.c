@@ -12,29 +12,13 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-
-char target_comm[16] = "python3";
+#include "target_comm.h"
 
 long getpgids = 0;
 long getpgid_arg = 0;
 __u64 getpgid_func_ip = 0;
 long getppid_returns = 0;
 long getppid_ret = 0;
-
-static bool is_target(void)
-{
-	char comm[16];
-	int i;
-
-	bpf_get_current_comm(comm, sizeof(comm));
-	for (i = 0; i < sizeof(comm); i++) {
-		if (comm[i] != target_comm[i])
-			return false;
-		if (!comm[i])
-			break;
-	}
-	return true;
-}
 
 SEC("uprobe/libc.so.6:getpgid")
 int BPF_UPROBE(on_getpgid, int pid)
