@@ -132,7 +132,7 @@ $(B)/tests/%.bpf.o: tests/smoke/%.bpf.c harness/bpf_cflags.def $(KERNEL_OUTPUTS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(B)/tests/progs/%.bpf.o: tests/progs/%.bpf.c harness/bpf_cflags.def $(KERNEL_OUTPUTS)
+$(B)/tests/progs/%.bpf.o: tests/progs/%.bpf.c $(wildcard tests/progs/*.h) harness/bpf_cflags.def $(KERNEL_OUTPUTS)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
