@@ -273,6 +273,24 @@ def kprobe_context_bounded(backend):
     check_rejected_with(code, doc, 'past_regs', 'invalid bpf_context access off=168 size=8')
 
 
+@test(backends={'uml': 'pt_regs_is_x86_64s_to_bpf', 'qemu': 'qemu_pt_regs_same_as_uml'})
+def pt_regs_as_bpf_sees_it(backend):
+    # 0066: BTF describes struct pt_regs by its 21 x86_64 registers, 168
+    # bytes: a copy of sizeof(struct pt_regs) from a kprobe's context loads,
+    # a read past the registers through bpf_task_pt_regs() does not.  The
+    # qemu twin is x86_64's own verdicts, built against its own vmlinux.h.
+    with tempfile.TemporaryDirectory() as tmp:
+        obj = (os.path.join(PROGS, 'pt_regs_btf.bpf.o') if backend == 'uml' else
+               compile_for_x86_64(os.path.join(SRC_PROGS, 'pt_regs_btf.bpf.c'), tmp))
+        code, doc, err = bpfuml_json('verify', *backend_options(backend), obj,
+                                     timeout=backend_timeout(backend))
+    copy = prog(doc, 'copy_regs')
+    check(copy['verdict'] == 'accepted',
+          f'copy_regs: {copy["verdict"]}: {(copy.get("log") or "")[-600:]}')
+    check_rejected_with(code, doc, 'task_regs_past_end',
+                        'access beyond struct pt_regs at off 168 size 8')
+
+
 def check_rejected_with(code, doc, name, error):
     """Program NAME was rejected with the verifier's ERROR line, and the
     command said so (exit 1)."""

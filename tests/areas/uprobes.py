@@ -1,4 +1,4 @@
-# uprobes.py — uprobes on UML (kernel-patches 0063-0065: x86's uprobes on the
+# uprobes.py — uprobes on UML (kernel-patches 0063-0067: x86's uprobes on the
 # user int3 and trap-flag steps the host relays to UML): BPF uprobe and
 # uretprobe programs attach to the host's libc, fire, and read x86_64's
 # registers, interpreted and JITed, in both of UML's userspace modes.
@@ -6,8 +6,8 @@ import json
 import os
 
 from areas.jit import denylist_entries
-from testlib import (BPFUML, EXIT_OK, PROGS, Failure, bpfuml, bpfuml_json, check, check_no_leftovers, test,
-                     verify_all_accepted)
+from testlib import (BPFUML, EXIT_OK, PROGS, Failure, bpfuml, bpfuml_json, check, check_no_leftovers,
+                     guest_program_passed, test, verify_all_accepted)
 
 # A process of its own (comm "python3") calls libc's getpgid(its pid) and
 # getppid(), and says where getpgid() is mapped.
@@ -67,15 +67,26 @@ def uprobes_fire_as_on_x86_64():
 
 
 @test
+def uprobe_on_nop10_attaches_as_on_x86_64():
+    # 0067: x86_64 takes a probe on the nop10 it optimizes (selftests'
+    # USDT nop); UML, which never optimizes, refused it for its CS prefix.
+    # tests/smoke/uprobe_nop10.c attaches, calls the site and counts hits.
+    guest_program_passed('uprobe_nop10', 'progs/uprobe_nop10.bpf.o')
+    check_no_leftovers()
+
+
+@test
 def kselftest_runs_uprobe_tests():
     # Selftests denied before for "UML has no uprobes": uprobes and
     # uretprobes through the perf uprobe PMU, tracefs, links and libbpf's
     # auto-attach, sleepable ones, ref_ctr semaphores, USDT, uprobe_multi
     # and uprobe.session, bpf_get_func_ip() on a uprobe, build IDs of user
-    # stacks, interpreted and JITed.  usdt/optimized_attach stays denied:
-    # UML never optimizes a probe into a call (DENYLIST.uml says why).
+    # stacks, interpreted and JITed; and `uprobe` (registers a uprobe program
+    # writes, built since 0066 gave its struct pt_regs global x86_64's size).
+    # usdt/optimized_attach and uprobe_syscall stay denied: UML never
+    # optimizes a probe into a call (DENYLIST.uml says why).
     wanted = ('attach_probe', 'uprobe_autoattach', 'get_func_ip_test', 'task_pt_regs', 'usdt',
-              'uprobe_multi_test', 'build_id')
+              'uprobe_multi_test', 'build_id', 'uprobe')
     listed = {name.split('/')[0] for name, reason in denylist_entries() if 'usdt/' not in name}
     check(not listed & set(wanted), f'DENYLIST.uml denies {sorted(listed & set(wanted))} again')
     for mode in ('--interpreter', '--jit'):
