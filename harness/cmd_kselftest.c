@@ -85,6 +85,51 @@ struct shard {
 	bool started;
 };
 
+/* The value of the line "NAME: VALUE" of FILE (NAME NULL: its first line),
+ * or "" when there is none. */
+static void file_field(const char *file, const char *name, char *value, size_t size)
+{
+	char *text, *line;
+	size_t len, n = name ? strlen(name) : 0;
+
+	value[0] = '\0';
+	if (read_whole_file(file, 1 << 16, &text, &len))
+		return;
+	if (!name)
+		snprintf(value, size, "%.*s", (int)strcspn(text, "\n"), text);
+	for (line = name ? text : NULL; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, name, n) && line[n] == ':') {
+			line += n + 1 + strspn(line + n + 1, " ");
+			snprintf(value, size, "%.*s", (int)strcspn(line, "\n"), line);
+			break;
+		}
+	free(text);
+}
+
+/*
+ * bpf_testmod.ko and the other modules load only into the kernel they were
+ * built against: once build/kernel has moved on without `make
+ * kselftest-build`, every test that needs them would fail (ENOEXEC).  Say
+ * so instead.  Build directories without the two keys are not checked.
+ */
+static int selftests_match_kernel(const struct ks_opts *o, const struct bpfuml_paths *paths)
+{
+	char file[PATH_MAX], built_for[64], kernel[64];
+
+	if (snprintf(file, sizeof(file), "%s/selftests/manifest", paths->build_dir) >= (int)sizeof(file))
+		return EXIT_OK;
+	file_field(file, "kernel-key", built_for, sizeof(built_for));
+	if (snprintf(file, sizeof(file), "%s/.kernel-key", paths->build_dir) >= (int)sizeof(file))
+		return EXIT_OK;
+	file_field(file, NULL, kernel, sizeof(kernel));
+	if (!built_for[0] || !kernel[0] || !strcmp(built_for, kernel))
+		return EXIT_OK;
+	return fail(&o->common, EXIT_INFRA, "infrastructure",
+		    "the BPF selftests in %s/selftests were built for kernel %s, the kernel is %s; "
+		    "run `make kselftest-build` or ./run.sh kselftest",
+		    paths->build_dir, built_for, kernel);
+}
+
 static long long now_ns(void)
 {
 	struct timespec ts;
@@ -893,6 +938,8 @@ int cmd_kselftest(int argc, char **argv)
 		return fail(&o.common, EXIT_INFRA, "infrastructure",
 			    "the BPF selftests are not built (%s); run `make kselftest-build` or ./run.sh kselftest",
 			    dir);
+	if ((code = selftests_match_kernel(&o, &paths)) != EXIT_OK)
+		return code;
 	if (!realpath(o.denylist ?: default_deny, denylist_abs))
 		return fail(&o.common, EXIT_USAGE, "usage", "denylist %s: %s", o.denylist ?: default_deny,
 			    strerror(errno));

@@ -31,6 +31,35 @@ def kselftest(filter_, expect_tests=None, timeout=600):
 
 
 @test
+def kselftest_refuses_selftests_built_for_another_kernel():
+    # bpf_testmod.ko loads only into the kernel it was built against: a
+    # build directory whose kernel moved on since `make kselftest-build` is
+    # refused before any guest boots, naming both keys and the fix.
+    fake = fake_selftests_build_dir()
+    manifest, key = os.path.join(fake, 'selftests', 'manifest'), os.path.join(fake, '.kernel-key')
+    env = {**os.environ, 'BPFUML_BUILD_DIR': fake}
+    try:
+        with open(manifest, 'w') as f:
+            f.write('key: 00000000000000aa\nkernel-key: 00000000000000bb\n')
+        for kernel, refused in (('00000000000000cc', True), ('00000000000000bb', False)):
+            with open(key, 'w') as f:
+                f.write(kernel + '\n')
+            proc = subprocess.run([BPFUML, 'kselftest', '-t', 'alpha'], capture_output=True, text=True,
+                                  timeout=120, env=env)
+            said = 'built for kernel 00000000000000bb, the kernel is 00000000000000cc' in proc.stderr
+            if refused:
+                check(proc.returncode == EXIT_INFRA and said and 'make kselftest-build' in proc.stderr,
+                      f'keys differ: exit {proc.returncode}: {proc.stderr[-600:]}')
+            else:
+                check(proc.returncode == EXIT_OK and 'built for kernel' not in proc.stderr,
+                      f'keys agree: exit {proc.returncode}: {proc.stderr[-600:]}')
+    finally:
+        for path in (manifest, key):
+            if os.path.exists(path):
+                os.unlink(path)
+
+
+@test
 def kselftest_harness_shards_denies_retries_and_reports():
     before = guest_leftovers()[1]
     env = {**os.environ, 'BPFUML_BUILD_DIR': fake_selftests_build_dir()}
