@@ -23,10 +23,10 @@ packages=(
 	python3-yaml
 	# JUnit reports (--junit) are written with libxml2.
 	libxml2-dev
-	# The guest runs the host's programs: the selftests call ip, ping,
-	# ethtool, iptables-legacy (network tests), keyctl and fsverity (signed
-	# programs) inside UML.
-	iproute2 iputils-ping ethtool iptables keyutils fsverity
+	# The guest runs the host's programs: the selftests call ip, tc, ping,
+	# ethtool, iptables-legacy, sysctl (network tests), keyctl and fsverity
+	# (signed programs) inside UML.
+	iproute2 iputils-ping ethtool iptables procps keyutils fsverity
 	# nft sets up xdp_flowtable's flowtable (it skips without).
 	nftables
 )
