@@ -2,13 +2,13 @@
 /* uprobe_nop10.c — a uprobe on x86_64's optimizable nop10 (kernel-patches
  * 0067), run in a guest.
  *
- * x86_64 takes a probe on 66 2e 0f 1f 84 00 00 00 00 00 (the USDT nop that
- * selftests/bpf/usdt.h emits for it) and optimizes it into a call.  UML
- * never optimizes; without 0067 it refused the probe (-ENOTSUPP: the nop's
- * CS prefix).  This attaches progs/uprobe_nop10.bpf.o's on_nop10 to
- * nop10_site() of this program, calls the site CALLS times and checks that
- * the attach worked, the program counted every call, and the nop still ran
- * as a nop (the site returns what it was given).
+ * x86_64 takes a probe on 66 2e 0f 1f 84 00 00 00 00 00 (the nop10 after
+ * the nop of selftests/bpf/usdt.h's USDT sites) and optimizes it into a
+ * call.  UML never optimizes; without 0067 it refused the probe (-ENOTSUPP:
+ * the nop's CS prefix).  This attaches progs/uprobe_nop10.bpf.o's on_nop10
+ * to nop10_site() of this program, calls the site CALLS times and checks
+ * that the attach worked, the program counted every call, and the nop still
+ * ran as a nop (the site returns what it was given).
  *
  * usage: bpfuml exec --file uprobe_nop10.bpf.o -- uprobe_nop10 uprobe_nop10.bpf.o
  */
