@@ -31,7 +31,7 @@ BENCH_PROGS    := $(B)/progs/map_bench.bpf.o
 PROBE_PROGS    := $(patsubst progs/probe/%.bpf.c,$(B)/progs/%.bpf.o,$(wildcard progs/probe/*.bpf.c))
 TEST_PROGS     := $(filter-out %/compile_error.bpf.c,$(wildcard tests/progs/*.bpf.c))
 TEST_OUTPUTS   := $(B)/tests/rhash_smoke $(B)/tests/rhash_smoke.bpf.o $(B)/tests/callback_slots \
-		  $(B)/tests/uprobe_nop10 \
+		  $(B)/tests/uprobe_nop10 $(B)/tests/trap_flag \
 		  $(B)/tests/rhash_suite \
 		  $(patsubst tests/progs/%.bpf.c,$(B)/tests/progs/%.bpf.o,$(TEST_PROGS))
 # Guest programs (run with `bpfuml exec`) share tests/smoke/guest.c.

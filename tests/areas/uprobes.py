@@ -2,6 +2,7 @@
 # user int3 and trap-flag steps the host relays to UML): BPF uprobe and
 # uretprobe programs attach to the host's libc, fire, and read x86_64's
 # registers, interpreted and JITed, in both of UML's userspace modes.
+import contextlib
 import json
 import os
 
@@ -19,6 +20,21 @@ WORKLOAD = ("import ctypes, os\n"
             "print('ppid', os.getppid())\n")
 
 
+@contextlib.contextmanager
+def guest_kernel_args(args):
+    """Guests booted inside get ARGS on their kernel command line
+    (BPFUML_KERNEL_ARGS; seccomp=off: UML's ptrace userspace mode)."""
+    saved = os.environ.get('BPFUML_KERNEL_ARGS')
+    os.environ['BPFUML_KERNEL_ARGS'] = args
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ['BPFUML_KERNEL_ARGS']
+        else:
+            os.environ['BPFUML_KERNEL_ARGS'] = saved
+
+
 def uprobe_globals(mode, kernel_args=''):
     """Load and attach uprobe_kinds.bpf.o with bpftool in a guest (MODE),
     run WORKLOAD there: its output lines as a dict, and the program's
@@ -28,16 +44,9 @@ def uprobe_globals(mode, kernel_args=''):
     script = (f'{bpftool} prog loadall uprobe_kinds.bpf.o /sys/fs/bpf/u autoattach && '
               f'/usr/bin/python3 -c "$WORKLOAD" && '
               f'{bpftool} -j map dump name uprobe_k.bss')
-    saved = os.environ.get('BPFUML_KERNEL_ARGS')
-    os.environ['BPFUML_KERNEL_ARGS'] = kernel_args
-    try:
+    with guest_kernel_args(kernel_args):
         code, out, err = bpfuml('exec', mode, '--file', obj, '--', '/usr/bin/env', f'WORKLOAD={WORKLOAD}',
                                 '/bin/sh', '-c', script, timeout=300)
-    finally:
-        if saved is None:
-            del os.environ['BPFUML_KERNEL_ARGS']
-        else:
-            os.environ['BPFUML_KERNEL_ARGS'] = saved
     what = f'{mode} {kernel_args}'.strip()
     check(code == 0, f'{what}: exit {code}: {out[-1200:]} {err[-800:]}')
     lines = out.strip().splitlines()
@@ -72,6 +81,19 @@ def uprobe_on_nop10_attaches_as_on_x86_64():
     # USDT nop); UML, which never optimizes, refused it for its CS prefix.
     # tests/smoke/uprobe_nop10.c attaches, calls the site and counts hits.
     guest_program_passed('uprobe_nop10', 'progs/uprobe_nop10.bpf.o')
+    check_no_leftovers()
+
+
+@test
+def trap_flag_kept_as_on_x86_64():
+    # 0063: a TF the program sets itself survives the kernel (each step a
+    # SIGTRAP, handlers start without TF), and a debugger's single steps
+    # stop with SIGTRAP without showing it the TF it forced, in both of
+    # UML's userspace modes (tests/smoke/trap_flag.c).
+    for kernel_args in ('', 'seccomp=off'):
+        with guest_kernel_args(kernel_args):
+            out = guest_program_passed('trap_flag', 'progs/accepted.bpf.o')
+        check(out.count('PASS') == 2, f'{kernel_args or "seccomp"}: {out[-800:]}')
     check_no_leftovers()
 
 
