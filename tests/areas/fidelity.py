@@ -260,16 +260,23 @@ def tracepoints_and_iterators_attach_on_uml():
               f'{name}: exit {code}, attach {doc.get("attach")} {doc.get("error")}')
 
 
+def verify_own_build(name, backend):
+    """tests/progs/NAME verified on BACKEND, built against that kernel's own
+    vmlinux.h (UML's is the built object): (exit code, JSON document)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        obj = (os.path.join(PROGS, f'{name}.bpf.o') if backend == 'uml' else
+               compile_for_x86_64(os.path.join(SRC_PROGS, f'{name}.bpf.c'), tmp))
+        code, doc, err = bpfuml_json('verify', *backend_options(backend), obj,
+                                     timeout=backend_timeout(backend))
+    return code, doc
+
+
 @test(backends={'uml': 'kprobe_context_bounded_as_on_x86_64', 'qemu': 'qemu_kprobe_context_bound_same_as_uml'})
 def kprobe_context_bounded(backend):
     # 0010: past x86_64's 21 registers (offset 168) is outside the context.
     # The qemu twin is x86_64's own verdict, on the program built against
     # its own vmlinux.h.
-    with tempfile.TemporaryDirectory() as tmp:
-        obj = (os.path.join(PROGS, 'kprobe_ctx_bound.bpf.o') if backend == 'uml' else
-               compile_for_x86_64(os.path.join(SRC_PROGS, 'kprobe_ctx_bound.bpf.c'), tmp))
-        code, doc, err = bpfuml_json('verify', *backend_options(backend), obj,
-                                     timeout=backend_timeout(backend))
+    code, doc = verify_own_build('kprobe_ctx_bound', backend)
     check_rejected_with(code, doc, 'past_regs', 'invalid bpf_context access off=168 size=8')
 
 
@@ -279,11 +286,7 @@ def pt_regs_as_bpf_sees_it(backend):
     # bytes: a copy of sizeof(struct pt_regs) from a kprobe's context loads,
     # a read past the registers through bpf_task_pt_regs() does not.  The
     # qemu twin is x86_64's own verdicts, built against its own vmlinux.h.
-    with tempfile.TemporaryDirectory() as tmp:
-        obj = (os.path.join(PROGS, 'pt_regs_btf.bpf.o') if backend == 'uml' else
-               compile_for_x86_64(os.path.join(SRC_PROGS, 'pt_regs_btf.bpf.c'), tmp))
-        code, doc, err = bpfuml_json('verify', *backend_options(backend), obj,
-                                     timeout=backend_timeout(backend))
+    code, doc = verify_own_build('pt_regs_btf', backend)
     copy = prog(doc, 'copy_regs')
     check(copy['verdict'] == 'accepted',
           f'copy_regs: {copy["verdict"]}: {(copy.get("log") or "")[-600:]}')
