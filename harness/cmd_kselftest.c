@@ -89,20 +89,18 @@ struct shard {
  * or "" when there is none. */
 static void file_field(const char *file, const char *name, char *value, size_t size)
 {
-	char *text, *line;
+	char *text, *line, *at;
 	size_t len, n = name ? strlen(name) : 0;
 
 	value[0] = '\0';
 	if (read_whole_file(file, 1 << 16, &text, &len))
 		return;
-	if (!name)
-		snprintf(value, size, "%.*s", (int)strcspn(text, "\n"), text);
-	for (line = name ? text : NULL; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		if (!strncmp(line, name, n) && line[n] == ':') {
-			line += n + 1 + strspn(line + n + 1, " ");
-			snprintf(value, size, "%.*s", (int)strcspn(line, "\n"), line);
-			break;
-		}
+	at = name ? NULL : text;
+	for (line = text; name && line && !at; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, name, n) && line[n] == ':')
+			at = line + n + 1 + strspn(line + n + 1, " ");
+	if (at)
+		snprintf(value, size, "%.*s", (int)strcspn(at, "\n"), at);
 	free(text);
 }
 
