@@ -41,6 +41,11 @@ enum { OPT_FILTER = 't', OPT_JOBS = 'j', OPT_MEM = 0x200, OPT_CPUS, OPT_BATCH, O
 /* As x86_64 CI runs them: several CPUs (cpumask's tests set CPU 1, others
  * pin to a second CPU).  UML needs seccomp userspace for this. */
 #define KS_CPUS 2
+/* Without --cpus, a test runs first in a guest of this many CPUs, pinned to
+ * one host CPU (vm_uml.c), where the kernel and the process it runs hand
+ * over without crossing CPUs: a full run takes half the time.  What fails
+ * or skips there runs again with KS_CPUS, whose result counts. */
+#define KS_CPUS_FIRST 1
 /* The ranges of -j, --mem, --cpus (uml-config's NR_CPUS) and --batch. */
 #define KS_JOBS_MAX 256
 #define KS_MEM_MIN_MB 128
@@ -63,7 +68,7 @@ struct ks_opts {
 	unsigned int jobs;	/* guests at a time (-j) */
 	unsigned int batch;	/* tests per guest; 0: automatic */
 	unsigned int mem_mb;
-	unsigned int cpus;	/* per guest */
+	unsigned int cpus;	/* per guest; 0: KS_CPUS_FIRST, then KS_CPUS again */
 	bool timeout_given;	/* --timeout: for every guest, test_maps' too */
 	const char *runners;	/* comma list */
 	const char *denylist;
@@ -81,6 +86,7 @@ struct shard {
 	const char *runner;
 	char **tests;		/* test_progs only */
 	size_t n_tests;
+	unsigned int cpus;	/* its guest's */
 	struct session session;
 	bool started;
 };
@@ -173,7 +179,7 @@ static int list_tests(const struct bpfuml_paths *paths, const struct ks_opts *o,
 		return fail(&o->common, EXIT_INFRA, "infrastructure", "cannot create a run directory: %s",
 			    strerror(-err));
 	s.mem_mb = o->mem_mb;
-	s.cpus = o->cpus;
+	s.cpus = o->cpus ?: KS_CPUS_FIRST;
 	s.keep = o->common.keep;
 	job = exec_job(dir, "list.out", KS_LIST_TIMEOUT_S, test_progs,
 		       o->filter ? (const char *const[]){ "-l", "-t", o->filter, NULL }
@@ -261,7 +267,7 @@ static int shard_start(struct shard *sh, const struct bpfuml_paths *paths, const
 			    strerror(-err));
 	sh->started = true;
 	s->mem_mb = o->mem_mb;
-	s->cpus = o->cpus;
+	s->cpus = sh->cpus;
 	s->keep = o->common.keep;
 	s->backend = o->common.backend;
 	s->bpf_mode = o->common.bpf_mode;
@@ -494,8 +500,10 @@ static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_resu
 				struct shard *retry = n < max ? &shards[n] : NULL;
 
 				collect_shard(r, sh, retry, shard_timeout(o, sh), host_timeout(o, sh));
-				if (retry && retry->runner)
+				if (retry && retry->runner) {
+					retry->cpus = sh->cpus;
 					n++;
+				}
 				if (o->common.keep && !o->common.json)
 					fprintf(stderr, "bpfuml: kept %s (%s)\n", sh->session.run_dir, sh->runner);
 				/* Progress on stderr, in JSON mode too: stdout
@@ -592,7 +600,8 @@ static int gate_against_baseline(struct ks_gate *gate, struct ks_results *result
 		/* One guest per test, and as many spare slots for their retries. */
 		shards = calloc(2 * n, sizeof(*shards));
 		for (i = 0; shards && i < n; i++)
-			shards[i] = (struct shard){ .runner = "test_progs", .tests = &tests[i], .n_tests = 1 };
+			shards[i] = (struct shard){ .runner = "test_progs", .tests = &tests[i], .n_tests = 1,
+						    .cpus = o->cpus ?: KS_CPUS };
 		fprintf(stderr, "bpfuml: kselftest: %zu regressed test(s) run again alone (%u of %u)\n", n,
 			round + 1, retries);
 		code = shards ? run_shards(shards, n, 2 * n, &retried, paths, o, dir) :
@@ -827,6 +836,100 @@ static int report(const struct ks_opts *o, struct ks_results *results, double wa
 	       counts[KS_FAIL] || sub_counts[KS_FAIL] ? EXIT_REJECTED : EXIT_OK;
 }
 
+/* SHARDS (room for MAX_SHARDS + 2) for the runners wanted and RUN's
+ * test_progs tests, in guests of CPUS; their number. */
+static size_t plan_shards(struct shard *shards, const struct ks_opts *o, bool verifier, bool maps, char **run,
+			  size_t n_run, unsigned int cpus)
+{
+	size_t n = 0, per, i;
+
+	/* The long single-process runners first, so they overlap the batches. */
+	if (verifier)
+		shards[n++] = (struct shard){ .runner = "test_verifier", .cpus = cpus };
+	if (maps)
+		shards[n++] = (struct shard){ .runner = "test_maps", .cpus = cpus };
+	if (!n_run)
+		return n;
+	/* Several batches per guest slot even out long and short tests. */
+	per = o->batch > 0 ? (size_t)o->batch : (n_run + o->jobs * 6 - 1) / (o->jobs * 6);
+	/* Half the slots at most: the rest are for retries. */
+	if (per < 1 || n_run / per >= MAX_SHARDS / 2)
+		per = n_run / (MAX_SHARDS / 2) + 1;
+	for (i = 0; i < n_run; i += per)
+		shards[n++] = (struct shard){ .runner = "test_progs", .tests = run + i,
+					      .n_tests = n_run - i < per ? n_run - i : per, .cpus = cpus };
+	return n;
+}
+
+/* The results that ran and have no CPU count yet ran with CPUS. */
+static void mark_cpus(struct ks_results *r, unsigned int cpus)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!r->v[i].cpus && r->v[i].status != KS_DENIED)
+			r->v[i].cpus = cpus;
+}
+
+static bool passed(enum ks_status status)
+{
+	return status == KS_PASS || status == KS_DENIED;
+}
+
+/* Without --cpus: what did not pass in the first guests (1 CPU) runs again
+ * in guests of KS_CPUS, and their result replaces the first: a test that
+ * wants a second CPU skips or fails without one.  test_progs tests with a
+ * subtest that did not pass are run again whole; test_verifier and
+ * test_maps when the runner itself did not pass. */
+static int run_again_with_more_cpus(struct ks_results *r, const struct bpfuml_paths *paths,
+				    const struct ks_opts *o, const char *dir)
+{
+	struct shard *shards = calloc(MAX_SHARDS + 2, sizeof(*shards));
+	char **tests = calloc(r->n + 1, sizeof(*tests));
+	bool verifier = false, maps = false;
+	size_t n = 0, i, j, n_shards;
+	int code;
+
+	if (!shards || !tests) {
+		free(shards);
+		free(tests);
+		return fail(&o->common, EXIT_INFRA, "infrastructure", "out of memory");
+	}
+	for (i = 0; i < r->n; i++) {
+		const struct ks_result *x = &r->v[i];
+		size_t len = strcspn(x->name, "/");
+
+		if (passed(x->status))
+			continue;
+		if (strcmp(x->runner, "test_progs")) {
+			verifier |= !strcmp(x->name, "test_verifier");
+			maps |= !strcmp(x->name, "test_maps");
+			continue;
+		}
+		for (j = 0; j < n && (strlen(tests[j]) != len || strncmp(tests[j], x->name, len)); j++)
+			;
+		if (j == n)
+			tests[n++] = strndup(x->name, len);
+	}
+	for (i = 0; i < n; i++)
+		ks_remove_test(r, "test_progs", tests[i]);
+	if (verifier)
+		ks_remove_test(r, "test_verifier", "test_verifier");
+	if (maps)
+		ks_remove_test(r, "test_maps", "test_maps");
+	n_shards = plan_shards(shards, o, verifier, maps, tests, n, KS_CPUS);
+	code = EXIT_OK;
+	if (n_shards) {
+		fprintf(stderr, "bpfuml: kselftest: %zu test(s)%s%s did not pass with %u CPU: run again with %u\n",
+			n, verifier ? ", test_verifier" : "", maps ? ", test_maps" : "", KS_CPUS_FIRST, KS_CPUS);
+		code = run_shards(shards, n_shards, MAX_SHARDS + 2, r, paths, o, dir);
+		mark_cpus(r, KS_CPUS);
+	}
+	for (i = 0; i < n; i++)
+		free(tests[i]);
+	free(tests);
+	free(shards);
+	return code;
+}
+
 static int usage(const struct ks_opts *o, const char *msg)
 {
 	return fail(&o->common, EXIT_USAGE, "usage", "%s; see bpfuml help kselftest", msg);
@@ -865,7 +968,6 @@ int cmd_kselftest(int argc, char **argv)
 	o.jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	o.retries = 1;
 	o.mem_mb = KS_MEM_MB;
-	o.cpus = KS_CPUS;
 	while ((c = getopt_long(argc, argv, "t:j:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FILTER:
@@ -994,26 +1096,7 @@ int cmd_kselftest(int argc, char **argv)
 		}
 		ks_free(&durations);
 	}
-	/* The long single-process runners first, so they overlap the batches. */
-	if (with_verifier)
-		shards[n_shards++].runner = "test_verifier";
-	if (with_maps)
-		shards[n_shards++].runner = "test_maps";
-	if (n_run) {
-		size_t per;
-
-		/* Several batches per guest slot even out long and short tests. */
-		per = o.batch > 0 ? (size_t)o.batch : (n_run + o.jobs * 6 - 1) / (o.jobs * 6);
-		/* Half the slots at most: the rest are for retries. */
-		if (per < 1 || n_run / per >= MAX_SHARDS / 2)
-			per = n_run / (MAX_SHARDS / 2) + 1;
-		for (i = 0; i < n_run; i += per) {
-			shards[n_shards].runner = "test_progs";
-			shards[n_shards].tests = run + i;
-			shards[n_shards].n_tests = n_run - i < per ? n_run - i : per;
-			n_shards++;
-		}
-	}
+	n_shards = plan_shards(shards, &o, with_verifier, with_maps, run, n_run, o.cpus ?: KS_CPUS_FIRST);
 	/* Room for the guests that run at once, before the first of them boots. */
 	if (!session_base_dir(base, sizeof(base)) &&
 	    (code = check_space(&o.common, base, n_shards < o.jobs ? n_shards : o.jobs, o.mem_mb,
@@ -1027,6 +1110,9 @@ int cmd_kselftest(int argc, char **argv)
 			n_names - n_run);
 	fprintf(stderr, "%zu guest run(s), %u in parallel\n", n_shards, o.jobs);
 	code = run_shards(shards, n_shards, MAX_SHARDS + 2, &results, &paths, &o, dir);
+	mark_cpus(&results, o.cpus ?: KS_CPUS_FIRST);
+	if (code == EXIT_OK && !o.cpus)
+		code = run_again_with_more_cpus(&results, &paths, &o, dir);
 	if (code != EXIT_OK)
 		goto out;
 

@@ -31,6 +31,7 @@ struct ks_result {
 	char *reason;		/* skip/deny reason, failure log (may be NULL) */
 	size_t order;		/* when it was added: keeps subtests in run order */
 	double duration_s;	/* how long it ran; < 0 when not known */
+	unsigned int cpus;	/* its guest's CPUs; 0 when it did not run */
 };
 
 struct ks_results {
@@ -43,6 +44,9 @@ struct ks_result *ks_add(struct ks_results *r, const char *runner, const char *n
 			 enum ks_status status, const char *reason);
 struct ks_result *ks_find(struct ks_results *r, const char *runner, const char *name);
 void ks_free(struct ks_results *r);
+/* Take out the results of RUNNER's TEST and its subtests, but for denied
+ * ones (known before anything ran). */
+void ks_remove_test(struct ks_results *r, const char *runner, const char *test);
 
 /* One entry of DENYLIST.uml: a test or test/subtest name (globs allowed)
  * and why UML cannot run it. */

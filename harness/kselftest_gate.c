@@ -59,6 +59,9 @@ int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int 
 		    (json_object_is_type(duration, json_type_double) || json_object_is_type(duration, json_type_int)) &&
 		    json_object_get_double(duration) >= 0 && json_object_get_double(duration) < 1e6)
 			added->duration_s = json_object_get_double(duration);
+		/* A guest's CPUs, as --cpus allows them. */
+		if (json_int(x, "cpus", 0) > 0 && json_int(x, "cpus", 0) <= 64)
+			added->cpus = json_int(x, "cpus", 0);
 	}
 	if (wall_s)
 		*wall_s = json_object_object_get_ex(doc, "wall_s", &wall) ? json_object_get_double(wall) : 0;

@@ -69,6 +69,7 @@ struct ks_result *ks_add(struct ks_results *r, const char *runner, const char *n
 	x->reason = reason ? utf8_copy(reason) : NULL;
 	x->order = r->n;
 	x->duration_s = -1;
+	x->cpus = 0;
 	return x;
 }
 
@@ -93,6 +94,26 @@ void ks_free(struct ks_results *r)
 	}
 	free(r->v);
 	memset(r, 0, sizeof(*r));
+}
+
+void ks_remove_test(struct ks_results *r, const char *runner, const char *test)
+{
+	size_t i, kept = 0, len = strlen(test);
+
+	for (i = 0; i < r->n; i++) {
+		struct ks_result *x = &r->v[i];
+		bool of_test = !strcmp(x->runner, runner) && !strncmp(x->name, test, len) &&
+			       (x->name[len] == '\0' || x->name[len] == '/');
+
+		if (of_test && x->status != KS_DENIED) {
+			free(x->name);
+			free(x->runner);
+			free(x->reason);
+			continue;
+		}
+		r->v[kept++] = *x;
+	}
+	r->n = kept;
 }
 
 /* ---- denylist ------------------------------------------------------------ */
@@ -605,6 +626,8 @@ json_object *ks_results_json(const struct ks_results *r, double wall_s, int jobs
 			snprintf(text, sizeof(text), "%.3f", r->v[i].duration_s);
 			json_object_object_add(x, "duration_s", json_object_new_double_s(r->v[i].duration_s, text));
 		}
+		if (r->v[i].cpus)
+			json_object_object_add(x, "cpus", json_object_new_int(r->v[i].cpus));
 		json_object_array_add(list, x);
 	}
 	json_object_object_add(doc, "results", list);

@@ -421,6 +421,27 @@ def kselftest_records_test_durations_and_deals_shards_by_them():
         check(code == EXIT_USAGE and 'none.json' in err, f'a missing file: exit {code} {err!r}')
 
 
+@test
+def kselftest_runs_what_did_not_pass_with_one_cpu_again_with_two():
+    # By default a test runs first in a 1-CPU guest; one that skips or
+    # fails there runs again with 2 CPUs, and that result counts.  --cpus N
+    # runs everything once with N.
+    code, doc, out, err = fake_kselftest('-t', 'alpha,two_cpus,delta', '--json')
+    check(doc, f'exit {code} {err[-500:]}')
+    got = {r['name']: (r['status'], r.get('cpus')) for r in doc['results']}
+    want = {'alpha': ('passed', 1), 'alpha/one': ('passed', 1), 'alpha/two': ('denied', None),
+            'two_cpus': ('passed', 2), 'delta': ('skipped', 2)}
+    check(got == want, f'results {got}\nwant {want}\nstderr: {err[-800:]}')
+    check('2 test(s) did not pass with 1 CPU: run again with 2' in err, f'stderr: {err[-800:]}')
+    code, doc, out, err = fake_kselftest('-t', 'alpha,two_cpus', '--cpus', '1', '--json')
+    got = {r['name']: (r['status'], r.get('cpus')) for r in (doc or {}).get('results', [])}
+    check(got.get('two_cpus') == ('skipped', 1) and got.get('alpha') == ('passed', 1) and
+          'run again' not in err, f'--cpus 1: {got} {err[-500:]}')
+    code, doc, out, err = fake_kselftest('-t', 'two_cpus', '--cpus', '2', '--json')
+    got = {r['name']: (r['status'], r.get('cpus')) for r in (doc or {}).get('results', [])}
+    check(got == {'two_cpus': ('passed', 2)} and 'run again' not in err, f'--cpus 2: {got} {err[-500:]}')
+
+
 def code_of(doc):
     """A kselftest run's exit code, from its counts (as `kselftest` decides)."""
     t, s = doc['tests'], doc['subtests']
