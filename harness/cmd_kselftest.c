@@ -884,6 +884,7 @@ static int run_again_with_more_cpus(struct ks_results *r, const struct bpfuml_pa
 {
 	struct shard *shards = calloc(MAX_SHARDS + 2, sizeof(*shards));
 	char **tests = calloc(r->n + 1, sizeof(*tests));
+	struct ks_results first = { 0 };
 	bool verifier = false, maps = false;
 	size_t n = 0, i, j, n_shards;
 	int code;
@@ -909,6 +910,14 @@ static int run_again_with_more_cpus(struct ks_results *r, const struct bpfuml_pa
 		if (j == n)
 			tests[n++] = strndup(x->name, len);
 	}
+	/* How each first run ended, for the result that replaces it. */
+	for (i = 0; i < r->n; i++) {
+		const struct ks_result *x = &r->v[i];
+
+		if (x->subtest || passed(x->status))
+			continue;
+		ks_add(&first, x->runner, x->name, false, x->status, x->reason)->cpus = x->cpus;
+	}
 	for (i = 0; i < n; i++)
 		ks_remove_test(r, "test_progs", tests[i]);
 	if (verifier)
@@ -923,6 +932,16 @@ static int run_again_with_more_cpus(struct ks_results *r, const struct bpfuml_pa
 		code = run_shards(shards, n_shards, MAX_SHARDS + 2, r, paths, o, dir);
 		mark_cpus(r, KS_CPUS);
 	}
+	for (i = 0; i < first.n; i++) {
+		struct ks_result *now = ks_find(r, first.v[i].runner, first.v[i].name);
+
+		if (!now)
+			continue;
+		now->first_status = first.v[i].status;
+		now->first_cpus = first.v[i].cpus;
+		now->first_reason = first.v[i].reason ? strdup(first.v[i].reason) : NULL;
+	}
+	ks_free(&first);
 	for (i = 0; i < n; i++)
 		free(tests[i]);
 	free(tests);

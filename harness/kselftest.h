@@ -32,6 +32,11 @@ struct ks_result {
 	size_t order;		/* when it was added: keeps subtests in run order */
 	double duration_s;	/* how long it ran; < 0 when not known */
 	unsigned int cpus;	/* its guest's CPUs; 0 when it did not run */
+	/* A test run again with more CPUs: how its first run ended (status
+	 * KS_NR_STATUS when there was none). */
+	enum ks_status first_status;
+	unsigned int first_cpus;
+	char *first_reason;
 };
 
 struct ks_results {

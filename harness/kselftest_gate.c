@@ -62,6 +62,16 @@ int ks_results_load(struct ks_results *r, const char *path, double *wall_s, int 
 		/* A guest's CPUs, as --cpus allows them. */
 		if (json_int(x, "cpus", 0) > 0 && json_int(x, "cpus", 0) <= 64)
 			added->cpus = json_int(x, "cpus", 0);
+		json_object *first = NULL;
+
+		if (json_object_object_get_ex(x, "first_run", &first) && json_str(first, "status") &&
+		    status_of_name(json_str(first, "status")) < KS_NR_STATUS) {
+			added->first_status = status_of_name(json_str(first, "status"));
+			if (json_int(first, "cpus", 0) > 0 && json_int(first, "cpus", 0) <= 64)
+				added->first_cpus = json_int(first, "cpus", 0);
+			if (json_str(first, "reason"))
+				added->first_reason = strdup(json_str(first, "reason"));
+		}
 	}
 	if (wall_s)
 		*wall_s = json_object_object_get_ex(doc, "wall_s", &wall) ? json_object_get_double(wall) : 0;

@@ -70,6 +70,9 @@ struct ks_result *ks_add(struct ks_results *r, const char *runner, const char *n
 	x->order = r->n;
 	x->duration_s = -1;
 	x->cpus = 0;
+	x->first_status = KS_NR_STATUS;
+	x->first_cpus = 0;
+	x->first_reason = NULL;
 	return x;
 }
 
@@ -91,6 +94,7 @@ void ks_free(struct ks_results *r)
 		free(r->v[i].name);
 		free(r->v[i].runner);
 		free(r->v[i].reason);
+		free(r->v[i].first_reason);
 	}
 	free(r->v);
 	memset(r, 0, sizeof(*r));
@@ -109,6 +113,7 @@ void ks_remove_test(struct ks_results *r, const char *runner, const char *test)
 			free(x->name);
 			free(x->runner);
 			free(x->reason);
+			free(x->first_reason);
 			continue;
 		}
 		r->v[kept++] = *x;
@@ -588,6 +593,21 @@ void ks_print_summary(FILE *out, const struct ks_results *r, double wall_s, int 
 		}
 		fputc('\n', out);
 	}
+	for (i = 0; i < r->n; i++) {
+		const struct ks_result *x = &r->v[i];
+
+		/* A death the result below would hide. */
+		if (x->first_status != KS_ERROR || x->status == KS_ERROR || x->status == KS_FAIL)
+			continue;
+		fprintf(out, "# Its guest died with %u CPU(s), then %s with %u: ", x->first_cpus,
+			ks_status_name[x->status], x->cpus);
+		term_puts(out, x->name);
+		if (x->first_reason) {
+			fprintf(out, ": ");
+			print_first_line(out, x->first_reason);
+		}
+		fputc('\n', out);
+	}
 	ks_count(r, false, counts);
 	print_counts(out, "tests:", counts);
 	ks_count(r, true, counts);
@@ -628,6 +648,16 @@ json_object *ks_results_json(const struct ks_results *r, double wall_s, int jobs
 		}
 		if (r->v[i].cpus)
 			json_object_object_add(x, "cpus", json_object_new_int(r->v[i].cpus));
+		if (r->v[i].first_status < KS_NR_STATUS) {
+			json_object *first = json_object_new_object();
+
+			json_object_object_add(first, "status",
+					       json_object_new_string(ks_status_name[r->v[i].first_status]));
+			json_object_object_add(first, "cpus", json_object_new_int(r->v[i].first_cpus));
+			if (r->v[i].first_reason)
+				json_object_object_add(first, "reason", json_object_new_string(r->v[i].first_reason));
+			json_object_object_add(x, "first_run", first);
+		}
 		json_object_array_add(list, x);
 	}
 	json_object_object_add(doc, "results", list);

@@ -426,13 +426,22 @@ def kselftest_runs_what_did_not_pass_with_one_cpu_again_with_two():
     # By default a test runs first in a 1-CPU guest; one that skips or
     # fails there runs again with 2 CPUs, and that result counts.  --cpus N
     # runs everything once with N.
-    code, doc, out, err = fake_kselftest('-t', 'alpha,two_cpus,delta', '--json')
+    # How the first run ended stays in the result; a guest that died then
+    # is named in the summary even when the test passed with 2 CPUs.
+    code, doc, out, err = fake_kselftest('-t', 'alpha,two_cpus,delta,dies_alone', '--json')
     check(doc, f'exit {code} {err[-500:]}')
     got = {r['name']: (r['status'], r.get('cpus')) for r in doc['results']}
     want = {'alpha': ('passed', 1), 'alpha/one': ('passed', 1), 'alpha/two': ('denied', None),
-            'two_cpus': ('passed', 2), 'delta': ('skipped', 2)}
+            'two_cpus': ('passed', 2), 'delta': ('skipped', 2), 'dies_alone': ('passed', 2)}
     check(got == want, f'results {got}\nwant {want}\nstderr: {err[-800:]}')
-    check('2 test(s) did not pass with 1 CPU: run again with 2' in err, f'stderr: {err[-800:]}')
+    first = {r['name']: r.get('first_run') for r in doc['results']}
+    check(first['two_cpus'] == {'status': 'skipped', 'cpus': 1} and first['alpha'] is None and
+          first['dies_alone']['status'] == 'error' and 'exit status 139' in first['dies_alone']['reason'],
+          f'first runs: {first}')
+    check('3 test(s) did not pass with 1 CPU: run again with 2' in err, f'stderr: {err[-800:]}')
+    code, doc, out, err = fake_kselftest('-t', 'dies_alone')
+    check(code == EXIT_OK and '# Its guest died with 1 CPU(s), then passed with 2: dies_alone: ' in out,
+          f'summary: exit {code}\n{out[-800:]}')
     code, doc, out, err = fake_kselftest('-t', 'alpha,two_cpus', '--cpus', '1', '--json')
     got = {r['name']: (r['status'], r.get('cpus')) for r in (doc or {}).get('results', [])}
     check(got.get('two_cpus') == ('skipped', 1) and got.get('alpha') == ('passed', 1) and

@@ -25,6 +25,8 @@ usage: tests/upstream/corpus.py [--objects DIR] [--sample N | --shard I/N]
                   touch only UML; it takes minutes under TCG)
   --uml-only      verify on UML only and write that side to --json, for a
                   later --uml-json (e.g. while the reference kernel builds)
+  --jit           UML runs BPF with x86_64's JIT (`verify --jit`), as the
+                  reference does; by default UML interprets
 """
 import argparse
 import collections
@@ -70,10 +72,11 @@ def legacy(prog):
     return diag.get('legacy_error') or (prog.get('error') if prog['verdict'] == 'not_loaded' else None)
 
 
-def verify_chunk(build_dir, backend, chunk, timeout):
-    """{(object, program): outcome} for one boot over CHUNK."""
+def verify_chunk(build_dir, backend, chunk, timeout, mode=()):
+    """{(object, program): outcome} for one boot over CHUNK; MODE: bpfuml's
+    --jit / --interpreter option, or nothing for the backend's default."""
     env = {**os.environ, 'BPFUML_BUILD_DIR': build_dir, 'NO_COLOR': '1'}
-    cmd = [os.path.join(build_dir, 'bin', 'bpfuml'), 'verify', '--json', '--backend', backend,
+    cmd = [os.path.join(build_dir, 'bin', 'bpfuml'), 'verify', '--json', '--backend', backend, *mode,
            '--timeout', str(timeout), *chunk]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     try:
@@ -87,7 +90,7 @@ def verify_chunk(build_dir, backend, chunk, timeout):
         if len(chunk) > 1:
             out = {}
             for obj in chunk:
-                out.update(verify_chunk(build_dir, backend, [obj], timeout))
+                out.update(verify_chunk(build_dir, backend, [obj], timeout, mode))
             return out
         error = (doc.get('error') or {}).get('message') or proc.stderr.strip()[-300:]
         return {(object_name(chunk[0]), '*'): {'verdict': 'infrastructure', 'legacy': error,
@@ -104,12 +107,12 @@ def verify_chunk(build_dir, backend, chunk, timeout):
     return out
 
 
-def verify_all(build_dir, backend, objects, chunk_size, timeout, label):
+def verify_all(build_dir, backend, objects, chunk_size, timeout, label, mode=()):
     results = {}
     start = time.monotonic()
     for i in range(0, len(objects), chunk_size):
         chunk = objects[i:i + chunk_size]
-        results.update(verify_chunk(build_dir, backend, chunk, timeout))
+        results.update(verify_chunk(build_dir, backend, chunk, timeout, mode))
         print(f'  {label}: {min(i + chunk_size, len(objects))}/{len(objects)} objects, '
               f'{time.monotonic() - start:.0f} s', file=sys.stderr, flush=True)
     return results, time.monotonic() - start
@@ -160,6 +163,7 @@ def main():
     ap.add_argument('--reference-json')
     ap.add_argument('--uml-json')
     ap.add_argument('--uml-only', action='store_true')
+    ap.add_argument('--jit', action='store_true')
     ap.add_argument('--chunk', type=int, default=40)
     ap.add_argument('--timeout', type=int, default=900)
     ap.add_argument('--json', help='write every outcome and difference to this file')
@@ -180,7 +184,7 @@ def main():
         uml, uml_s = load_side(args.uml_json, 'uml')
     else:
         uml, uml_s = verify_all(os.path.abspath(args.uml_build), 'uml', objects, args.chunk,
-                                args.timeout, 'uml')
+                                args.timeout, 'uml', ('--jit',) if args.jit else ())
     if args.uml_only:
         with open(args.json, 'w') as f:
             json.dump({'objects': len(objects), 'uml_seconds': uml_s, 'uml': keyed(uml)}, f, indent=1)
@@ -213,7 +217,8 @@ def main():
             causes[d[1]].append((key, d[0]))
 
     total = counts['identical'] + counts['different']
-    print(f'\ncorpus: {len(objects)} objects, {total} programs; UML {uml_s:.0f} s, '
+    print(f'\ncorpus: {len(objects)} objects, {total} programs; UML ({"--jit" if args.jit else "interpreter"}) '
+          f'{uml_s:.0f} s, '
           f'x86_64 {ref_s or 0:.0f} s')
     print(f'  identical (verdict, error line, category): {counts["identical"]}')
     print(f'    of which verified as on x86_64 but not runnable on UML (needs a JIT): {len(needs_jit)}')
@@ -231,6 +236,7 @@ def main():
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({'objects': len(objects), 'programs': total, 'counts': dict(counts),
+                       'uml_bpf_mode': 'jit' if args.jit else 'interpreter',
                        'uml_seconds': uml_s, 'reference_seconds': ref_s,
                        'verified_needs_jit': ['::'.join(k) for k in needs_jit],
                        'uml': keyed(uml), 'reference': keyed(ref),
