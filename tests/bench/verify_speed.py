@@ -12,7 +12,7 @@ verify), shutdown (job end -> guest gone), the guest's whole share (warm:
 the job sent -> its answer), plus the host's own overhead (the rest).  A
 benchmark, not a test: it asserts nothing.
 
-usage: tests/bench/verify_speed.py [-n RUNS] [--qemu-runs N] [--backends uml,warm,qemu]
+usage: tests/bench/verify_speed.py [-n RUNS] [--qemu-runs N] [--backends uml,uml-jit,warm,qemu]
                                    [--json] [OBJECT]
   The qemu backend is measured when its kernel is built (make qemu-kernel).
 """
@@ -45,7 +45,9 @@ PHASES = ('total', 'boot', 'job', 'shutdown', 'guest', 'host')
 def measure(bpfuml, backend, obj, runs, server=None):
     phases = {name: [] for name in PHASES}
     accel = None
-    where = ['--server', server] if server else ['--backend', backend]
+    # uml-jit: UML with x86_64's JIT (--jit), beside uml's interpreter.
+    where = ['--server', server] if server else \
+        ['--backend', 'uml', '--jit'] if backend == 'uml-jit' else ['--backend', backend]
     for _ in range(runs):
         start = time.perf_counter()
         proc = subprocess.run([bpfuml, 'verify', '--json', *where, obj],
@@ -138,8 +140,8 @@ def main():
     ap.add_argument('-n', '--runs', type=int, default=30, help='runs on UML')
     ap.add_argument('--qemu-runs', type=int, default=10, help='runs on QEMU (seconds each under TCG)')
     ap.add_argument('--backends', default='uml,warm,watch,qemu',
-                    help='uml (cold), warm (bpfuml serve), watch (verify --watch: save to verdict '
-                         'of --source), qemu (cold, x86_64)')
+                    help='uml (cold, interpreter), uml-jit (cold, --jit), warm (bpfuml serve), watch '
+                         '(verify --watch: save to verdict of --source), qemu (cold, x86_64)')
     ap.add_argument('--source', default=os.path.join(TOP, 'tests', 'progs', 'accepted.bpf.c'),
                     help='the .bpf.c that watch edits (a copy of it)')
     ap.add_argument('--json', action='store_true', help='print the figures as JSON')
