@@ -446,6 +446,11 @@ def kselftest_runs_what_did_not_pass_with_one_cpu_again_with_two():
     got = {r['name']: (r['status'], r.get('cpus')) for r in (doc or {}).get('results', [])}
     check(got.get('two_cpus') == ('skipped', 1) and got.get('alpha') == ('passed', 1) and
           'run again' not in err, f'--cpus 1: {got} {err[-500:]}')
+    # test_maps runs whole on every CPU: it starts with 2.
+    code, doc, out, err = fake_kselftest('-t', 'alpha', '--runners', 'test_progs,test_maps', '--json')
+    got = {r['name']: (r['status'], r.get('cpus')) for r in (doc or {}).get('results', []) if not r['subtest']}
+    check(got == {'alpha': ('passed', 1), 'test_maps': ('passed', 2)} and 'run again' not in err,
+          f'test_maps: {got} {err[-500:]}')
     code, doc, out, err = fake_kselftest('-t', 'two_cpus', '--cpus', '2', '--json')
     got = {r['name']: (r['status'], r.get('cpus')) for r in (doc or {}).get('results', [])}
     check(got == {'two_cpus': ('passed', 2)} and 'run again' not in err, f'--cpus 2: {got} {err[-500:]}')
