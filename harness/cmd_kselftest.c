@@ -458,13 +458,11 @@ static void collect_shard(struct ks_results *r, struct shard *sh, struct shard *
 	free(trouble);
 }
 
-/* The results that ran and have no CPU count yet ran with CPUS: a
- * shard's, just collected. */
-static void mark_cpus(struct ks_results *r, unsigned int cpus)
+/* R's results from FROM on, a shard's just collected, ran with CPUS. */
+static void mark_cpus(struct ks_results *r, size_t from, unsigned int cpus)
 {
-	for (size_t i = 0; i < r->n; i++)
-		if (!r->v[i].cpus && r->v[i].status != KS_DENIED)
-			r->v[i].cpus = cpus;
+	for (size_t i = from; i < r->n; i++)
+		r->v[i].cpus = cpus;
 }
 
 /* Remove the run directories of the shards started (their guests killed)
@@ -507,9 +505,10 @@ static int run_shards(struct shard *shards, size_t n, size_t max, struct ks_resu
 			done++;
 			if (!session_interrupted) {
 				struct shard *retry = n < max ? &shards[n] : NULL;
+				size_t collected = r->n;
 
 				collect_shard(r, sh, retry, shard_timeout(o, sh), host_timeout(o, sh));
-				mark_cpus(r, sh->cpus);
+				mark_cpus(r, collected, sh->cpus);
 				if (retry && retry->runner) {
 					retry->cpus = sh->cpus;
 					n++;
@@ -564,23 +563,30 @@ static bool runner_selected(const char *runner, void *ctx)
 	return runner_wanted(ctx, runner);
 }
 
+/* NAME's test ("test" of "test/subtest") appended to TESTS (room for it)
+ * unless it is there. */
+static void add_test_of(char **tests, size_t *n, const char *name)
+{
+	size_t len = strcspn(name, "/"), j;
+
+	for (j = 0; j < *n; j++)
+		if (strlen(tests[j]) == len && !strncmp(tests[j], name, len))
+			return;
+	tests[(*n)++] = strndup(name, len);
+}
+
 /* The test_progs tests of GATE's regressions not yet shown flaky, once
  * each (a subtest's test), into *TESTS (malloc'ed names); their number. */
 static size_t regressed_tests(const struct ks_gate *gate, char ***tests)
 {
-	size_t n = 0, i, j;
+	size_t n = 0, i;
 
 	*tests = calloc(gate->n_changes + 1, sizeof(**tests));
 	for (i = 0; *tests && i < gate->n_changes; i++) {
 		const struct ks_change *c = &gate->changes[i];
-		size_t len = strcspn(c->name, "/");
 
-		if (!ks_change_is_regression(c) || c->flaky || strcmp(c->runner, "test_progs"))
-			continue;
-		for (j = 0; j < n && (strlen((*tests)[j]) != len || strncmp((*tests)[j], c->name, len)); j++)
-			;
-		if (j == n)
-			(*tests)[n++] = strndup(c->name, len);
+		if (ks_change_is_regression(c) && !c->flaky && !strcmp(c->runner, "test_progs"))
+			add_test_of(*tests, &n, c->name);
 	}
 	return n;
 }
@@ -890,7 +896,7 @@ static int run_again_with_more_cpus(struct ks_results *r, const struct bpfuml_pa
 	char **tests = calloc(r->n + 1, sizeof(*tests));
 	struct ks_results first = { 0 };
 	bool verifier = false, maps = false;
-	size_t n = 0, i, j, n_shards;
+	size_t n = 0, i, n_shards;
 	int code;
 
 	if (!shards || !tests) {
@@ -900,28 +906,17 @@ static int run_again_with_more_cpus(struct ks_results *r, const struct bpfuml_pa
 	}
 	for (i = 0; i < r->n; i++) {
 		const struct ks_result *x = &r->v[i];
-		size_t len = strcspn(x->name, "/");
-
-		if (passed(x->status))
-			continue;
-		if (strcmp(x->runner, "test_progs")) {
-			verifier |= !strcmp(x->name, "test_verifier");
-			maps |= !strcmp(x->name, "test_maps") && x->cpus < KS_CPUS;
-			continue;
-		}
-		for (j = 0; j < n && (strlen(tests[j]) != len || strncmp(tests[j], x->name, len)); j++)
-			;
-		if (j == n)
-			tests[n++] = strndup(x->name, len);
-	}
-	/* How each first run ended, for the result that replaces it. */
-	for (i = 0; i < r->n; i++) {
-		const struct ks_result *x = &r->v[i];
 
 		/* test_maps that ran with KS_CPUS already is not run again. */
-		if (x->subtest || passed(x->status) || (!strcmp(x->runner, "test_maps") && !maps))
+		if (passed(x->status) || (!strcmp(x->runner, "test_maps") && x->cpus >= KS_CPUS))
 			continue;
-		ks_add(&first, x->runner, x->name, false, x->status, x->reason)->cpus = x->cpus;
+		/* How its first run ended, for the result that replaces it. */
+		if (!x->subtest)
+			ks_add(&first, x->runner, x->name, false, x->status, x->reason)->cpus = x->cpus;
+		if (!strcmp(x->runner, "test_progs"))
+			add_test_of(tests, &n, x->name);
+		verifier |= !strcmp(x->name, "test_verifier");
+		maps |= !strcmp(x->name, "test_maps");
 	}
 	for (i = 0; i < n; i++)
 		ks_remove_test(r, "test_progs", tests[i]);
