@@ -146,12 +146,9 @@ const char *uml_attach_impossible(json_object *prog, const char *bpf_mode)
 	if (!strcmp(type, "tracing") && (!strncmp(section, "tp_btf", 6) || !strncmp(section, "iter", 4)))
 		return NULL;	/* raw tracepoints and iterators need no trampoline */
 	/* struct_ops: x86_64's trampolines, which call interpreted programs
-	 * too (kernel-patches 0045), are called through function pointers. */
-	/* One trampoline for many functions is ftrace's (direct calls). */
-	if (!strcmp(type, "tracing") && strstr(section, ".multi"))
-		return "a trampoline for several kernel functions needs ftrace's direct calls, "
-		       "which UML lacks (single-function fentry/fexit/fmod_ret attach); the "
-		       "program loads and verifies as on x86_64";
+	 * too (kernel-patches 0045), are called through function pointers;
+	 * fentry.multi and the like attach through ftrace's direct calls
+	 * (kernel-patches 0069). */
 	if (!strcmp(type, "ext") && !jit)
 		return "freplace patches the JITed code of its target, and without --jit the "
 		       "target is interpreted";

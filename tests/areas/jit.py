@@ -34,8 +34,8 @@ def jit_mode_runs_what_only_a_jit_can():
 
 @test
 def trampolines_attach_to_kernel_functions():
-    # 0046: fentry/fexit/lsm patch a call over the entry of a kernel
-    # function, as x86_64's ftrace NOP is patched.  The test run calls
+    # 0046, 0069: fentry/fexit/lsm put a call over the entry of a kernel
+    # function, its ftrace site, as on x86_64.  The test run calls
     # bpf_fentry_test1(1), which returns 2.
     obj = os.path.join(PROGS, 'tracing_types.bpf.o')
     for mode in ('--jit', '--interpreter'):
@@ -47,6 +47,20 @@ def trampolines_attach_to_kernel_functions():
             check(g[seen] == want, f'{mode} {name}: {seen} = {g[seen]}, want {want}')
         code, doc, err = bpfuml_json('run', mode, obj, '--prog', 'lsm_file_open', '--attach')
         check(doc.get('attach', {}).get('attached') is True, f'{mode} lsm: exit {code}: {doc.get("attach")} {err}')
+    # 0069: one program on several kernel functions (fentry.multi,
+    # fexit.multi) gets a trampoline per function through ftrace's direct
+    # calls.  The test run calls bpf_fentry_test1..10: ten entries whose
+    # first arguments below 100 sum to 41, ten exits whose returns sum to
+    # 232 (net/bpf/test_run.c).
+    obj = os.path.join(PROGS, 'tracing_multi.bpf.o')
+    for mode in ('--jit', '--interpreter'):
+        for name, want in (('fentry_multi', {'multi_entries': 10, 'multi_first_args': 41}),
+                           ('fexit_multi', {'multi_exits': 10, 'multi_returns': 232})):
+            code, doc, err = bpfuml_json('run', mode, obj, '--prog', name, '--attach')
+            check(code == EXIT_OK and doc.get('attach', {}).get('attached') is True,
+                  f'{mode} {name}: exit {code}: attach {doc.get("attach")} {err}')
+            g = run_globals(doc)
+            check(all(g[k] == v for k, v in want.items()), f'{mode} {name}: {g}, want {want}')
     # A notrace function has no entry to patch, on x86_64 (no ftrace NOP)
     # as on UML: the attach fails with EBUSY.
     code, doc, err = bpfuml_json('run', '--jit', os.path.join(PROGS, 'notrace_target.bpf.o'),
@@ -103,6 +117,22 @@ def denylist_entries():
     with open(os.path.join(TOP, 'tests', 'kselftest', 'DENYLIST.uml')) as f:
         return [tuple(part.strip() for part in line.split('#', 1))
                 for line in f if not line.startswith('#') and '#' in line]
+
+
+def check_selftests_pass(wanted, run=None):
+    """`bpfuml kselftest -t RUN` (default: WANTED), interpreted and with
+    --jit: each test or test/subtest of WANTED is not in DENYLIST.uml and
+    passes, and nothing that ran fails."""
+    listed = {name for name, reason in denylist_entries()}
+    check(not listed & set(wanted), f'DENYLIST.uml denies {sorted(listed & set(wanted))} again')
+    for mode in ('--interpreter', '--jit'):
+        code, doc, err = bpfuml_json('kselftest', mode, '-t', ','.join(run or wanted), timeout=900)
+        results = {r['name']: r['status'] for r in doc.get('results', [])}
+        missing = [n for n in wanted if results.get(n) != 'passed']
+        failed = {n: s for n, s in results.items() if s not in ('passed', 'skipped', 'denied')}
+        check(code == EXIT_OK and not missing and not failed,
+              f'{mode}: exit {code}: not passed {missing}; failed {failed} {err[-800:]}')
+    check_no_leftovers()
 
 
 def interpreter_only_entries():

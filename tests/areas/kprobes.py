@@ -5,8 +5,8 @@
 import json
 import os
 
-from areas.jit import denylist_entries
-from testlib import (BPFUML, EXIT_OK, PROGS, Failure, bpfuml, bpfuml_json, check,
+from areas.jit import check_selftests_pass
+from testlib import (BPFUML, PROGS, Failure, bpfuml, check,
                      check_no_leftovers, test, verify_all_accepted)
 
 # A process of its own (comm "python3"): a relative nanosleep() (libc's,
@@ -75,13 +75,4 @@ def kselftest_runs_kprobe_tests():
     wanted = ('attach_probe/kprobe-link-by-addr', 'attach_probe/dup-sym-link', 'bpf_cookie/kprobe',
               'fill_link_info/kprobe_link_info', 'fill_link_info/kretprobe_link_info', 'missed/perf_kprobe',
               'probe_user', 'bpf_syscall_macro', 'stacktrace_build_id')
-    listed = {name for name, reason in denylist_entries()}
-    check(not listed & set(wanted), f'DENYLIST.uml denies {sorted(listed & set(wanted))} again')
-    for mode in ('--interpreter', '--jit'):
-        code, doc, err = bpfuml_json('kselftest', mode, '-t', ','.join(wanted), timeout=900)
-        results = {r['name']: r['status'] for r in doc.get('results', [])}
-        missing = [n for n in wanted if results.get(n) != 'passed']
-        failed = {n: s for n, s in results.items() if s not in ('passed', 'skipped', 'denied')}
-        check(code == EXIT_OK and not missing and not failed,
-              f'{mode}: exit {code}: not passed {missing}; failed {failed} {err[-800:]}')
-    check_no_leftovers()
+    check_selftests_pass(wanted)

@@ -21,7 +21,8 @@ UML_VERIFY_YES = {
 # Verified as on x86_64 (kernel-patches 0008, 0013-0015), then refused: only a JIT runs them.
 UML_VERIFY_ONLY = {'tail_call_in_subprog', 'exceptions', 'arena'}
 # Attached on UML: kprobes (kernel-patches 0055-0057), trampolines (0045-0046).
-UML_ATTACH_YES = {'kprobe', 'tracing_fentry', 'tracing_fexit', 'tracing_fmod_ret', 'lsm', 'struct_ops', 'ext'}
+# freplace (ext) patches its target's JITed code: with --jit only (below).
+UML_ATTACH_YES = {'kprobe', 'tracing_fentry', 'tracing_fexit', 'tracing_fmod_ret', 'lsm', 'struct_ops'}
 UML_RUN_YES = {'socket_filter', 'sched_cls', 'sched_act', 'xdp', 'cgroup_skb', 'lwt_in',
                'flow_dissector', 'sk_lookup', 'syscall', 'netfilter'} | \
               (UML_VERIFY_YES['feature'] - UML_VERIFY_ONLY)
@@ -61,6 +62,11 @@ def probe_table(backend):
     for name in UML_ATTACH_YES:
         row = rows.get(('prog_type', name))
         check(row and row['attach']['status'] == 'yes', f'prog_type {name}: attach {row and row["attach"]}')
+    # Interpreted, the target has no machine code of its own to patch (its
+    # entry is the interpreter's, which the kernel refuses to patch).
+    row = rows.get(('prog_type', 'ext'))
+    check(row and row['attach']['status'] == 'no' and 'without --jit' in row.get('uml_note', ''),
+          f'prog_type ext: attach {row and row["attach"]}, note {row and row.get("uml_note")}')
     for (kind, name), row in rows.items():
         if kind == 'map_type':
             continue
