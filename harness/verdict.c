@@ -140,7 +140,7 @@ const char *uml_attach_impossible(json_object *prog, const char *bpf_mode)
 		    !strncmp(section, "usdt", 4))
 			return NULL;
 		if (strstr(section, ".multi") || strstr(section, ".session"))
-			return "multi-kprobes need fprobe, i.e. the function tracer, which UML lacks";
+			return "multi-kprobes need fprobe, i.e. ftrace's function graph tracer, which UML lacks";
 		return NULL;	/* x86's kprobes (kernel-patches 0055-0057) */
 	}
 	if (!strcmp(type, "tracing") && (!strncmp(section, "tp_btf", 6) || !strncmp(section, "iter", 4)))

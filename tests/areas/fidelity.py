@@ -231,9 +231,9 @@ def attach_on_uml(obj, name, reason):
 @test
 def attach_impossible_on_uml_is_said_plainly():
     # kprobe.multi needs fprobe, which needs ftrace's function graph
-    # tracer: UML has none (single kprobes attach since kernel-patches
-    # 0055-0057).  The program verifies; the attach is refused with that
-    # reason (exit 1), not tried.
+    # tracer: UML has the function tracer (kernel-patches 0069), not that
+    # (single kprobes attach since 0055-0057).  The program verifies; the
+    # attach is refused with that reason (exit 1), not tried.
     attach_on_uml('fprobe_target.bpf.o', 'on_nanosleep_multi', 'multi-kprobes need fprobe')
 
 

@@ -21,7 +21,8 @@ UML_VERIFY_YES = {
 # Verified as on x86_64 (kernel-patches 0008, 0013-0015), then refused: only a JIT runs them.
 UML_VERIFY_ONLY = {'tail_call_in_subprog', 'exceptions', 'arena'}
 # Attached on UML: kprobes (kernel-patches 0055-0057), trampolines (0045-0046).
-# freplace (ext) patches its target's JITed code: with --jit only (below).
+# freplace (ext) patches its target's JITed code: with --jit only; interpreted,
+# the attach is refused (checked below).
 UML_ATTACH_YES = {'kprobe', 'tracing_fentry', 'tracing_fexit', 'tracing_fmod_ret', 'lsm', 'struct_ops'}
 UML_RUN_YES = {'socket_filter', 'sched_cls', 'sched_act', 'xdp', 'cgroup_skb', 'lwt_in',
                'flow_dissector', 'sk_lookup', 'syscall', 'netfilter'} | \

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* fprobe_target.bpf.c — a multi-kprobe, which needs fprobe (ftrace's
- * function graph tracer): UML has no function tracer, so it verifies but
- * cannot attach, and bpfuml says so.
+ * function graph tracer): UML has the function tracer but not that, so it
+ * verifies but cannot attach, and bpfuml says so.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
