@@ -5,8 +5,16 @@
 # and toolchain) and copies or links the results into build/.  Everything we
 # compile ourselves also lands in build/.  Quiet by default; V=1 shows commands.
 
-KERNEL_PACKAGE ?= linux-source-7.3
-KERNEL_VERSION ?= 7.3.4-1~bpo13+1
+# Kernels: kernel-patches/versions.conf, whose first line is the default.
+# KERNEL=7.2 (or BPFUML_KERNEL, as the harness reads it) builds that kernel
+# too; every kernel built before (build/kernels/VERSION) is kept current.
+# KERNEL_SRC, KERNEL_DEB, KERNEL_PACKAGE and KERNEL_VERSION apply to KERNEL
+# (the default when KERNEL is not set).
+KERNEL ?= $(BPFUML_KERNEL)
+DEFAULT_KERNEL := $(shell awk '!/^\#/ && NF {print $$1; exit}' kernel-patches/versions.conf)
+OTHER_KERNELS = $(filter-out $(DEFAULT_KERNEL) %-qemu,$(sort $(KERNEL) $(notdir $(wildcard $(B)/kernels/*))))
+# The source overrides reach only the kernel they are meant for.
+for_kernel = $(if $(filter $(1),$(or $(KERNEL),$(DEFAULT_KERNEL))),,KERNEL_SRC= KERNEL_DEB= KERNEL_PACKAGE= KERNEL_VERSION=)
 export KERNEL_PACKAGE KERNEL_VERSION KERNEL_SRC KERNEL_DEB BPFUML_CACHE BPFUML_ARTIFACTS V
 
 B        := build
@@ -43,7 +51,7 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_compare.c cmd_exec.c verdict.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c kselftest_gate.c input.c paths.c \
 		diag.c diag_render.c term.c confine.c guest_result.c console_scan.c summary.c junit.c \
-		cmd_serve.c serve_proto.c watch.c private_server.c cmd_mcp.c
+		cmd_serve.c serve_proto.c watch.c private_server.c cmd_mcp.c kernels.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c agent/fatal_watch.c \
 		agent/agent_escape.c agent/agent_serve.c agent/line_clock.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))
@@ -72,11 +80,12 @@ deps:
 .PRECIOUS: $(KERNEL_OUTPUTS)
 kernel $(KERNEL_OUTPUTS) &: FORCE
 	$(Q)scripts/deps.sh
-	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh
+	$(Q)$(call for_kernel,$(DEFAULT_KERNEL)) KERNEL=$(DEFAULT_KERNEL) BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh
+	$(Q)$(foreach k,$(OTHER_KERNELS),$(call for_kernel,$(k)) KERNEL=$(k) BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh &&) true
 
 # The kernel's cache key, computed without the source (a CI cache's key).
 kernel-key:
-	$(Q)scripts/build-kernel.sh key
+	$(Q)KERNEL=$(KERNEL) scripts/build-kernel.sh key
 
 # The built kernel (and its selftests, when built) as one file for a CI cache
 # or a release; BPFUML_ARTIFACTS=FILE makes a fresh checkout use it.
@@ -84,12 +93,13 @@ DIST ?= $(B)/bpfuml-kernel.tar.gz
 dist: kernel
 	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/kernel-dist.sh export $(DIST)
 
-# The x86_64 reference kernel for --backend qemu (build/qemu/bzImage): not part
+# The x86_64 reference kernel for --backend qemu (build/qemu/bzImage; with
+# KERNEL=7.2, build/kernels/7.2-qemu/bzImage): not part
 # of `all`; run.sh and the tests ask for it when they need it.  ~20 min the
 # first time, a cache hit after that.
 qemu-kernel: FORCE
 	$(Q)scripts/deps.sh qemu
-	$(Q)BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh qemu
+	$(Q)KERNEL=$(KERNEL) BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh qemu
 
 # The fidelity corpus: the selftests' BPF programs compiled for x86_64
 # (build/corpus), and their comparison UML against the x86_64 reference.

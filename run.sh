@@ -31,7 +31,7 @@ inputs() {
 		-printf '%p %s %T@\n' 2>/dev/null
 	printf '%s\n' "KERNEL_PACKAGE=${KERNEL_PACKAGE-}" "KERNEL_VERSION=${KERNEL_VERSION-}" \
 		"KERNEL_SRC=${KERNEL_SRC-}" "KERNEL_DEB=${KERNEL_DEB-}" "BPFUML_CACHE=${BPFUML_CACHE-}" \
-		"BPFUML_ARTIFACTS=${BPFUML_ARTIFACTS-}" \
+		"BPFUML_ARTIFACTS=${BPFUML_ARTIFACTS-}" "BPFUML_KERNEL=${BPFUML_KERNEL-}" "KERNEL=${KERNEL-}" \
 		"CC=${CC-}" "CFLAGS=${CFLAGS-}" "CLANG=${CLANG-}" "V=${V-}"
 }
 fresh() {
@@ -58,17 +58,30 @@ if [ "${1:-}" = kselftest ] && ! make -C "$top" --no-print-directory -s kselftes
 	echo "run.sh: building the BPF selftests failed (above); run 'make kselftest-build V=1'" >&2
 	exit 3
 fi
-# --backend qemu needs the x86_64 reference kernel: built here on first use
-# (make qemu-kernel says how long), a cache hit afterwards.
-prev=
+# --kernel V (a kernel of kernel-patches/versions.conf other than the
+# default) and --backend qemu (the x86_64 reference kernel) are built here
+# on first use (make says how long), a cache hit afterwards.
+prev= kernel=${BPFUML_KERNEL-} qemu=
 for a in "$@"; do
-	if [ "$a" = --backend=qemu ] || { [ "$prev" = --backend ] && [ "$a" = qemu ]; }; then
-		if ! make -C "$top" --no-print-directory -s qemu-kernel >&2; then
-			echo "run.sh: building the x86_64 reference kernel failed (above); run 'make qemu-kernel V=1'" >&2
-			exit 3
-		fi
-		break
-	fi
+	[ "$a" = -- ] && break
+	case $prev/$a in
+	*/--kernel=*) kernel=${a#--kernel=} ;;
+	--kernel/*) kernel=$a ;;
+	*/--backend=qemu | --backend/qemu) qemu=1 ;;
+	esac
 	prev=$a
 done
+# Only a version versions.conf has: the harness explains any other.
+known=
+if [ -n "$kernel" ] && [ ! -e "$top/build/kernels/$kernel/kernel/linux" ]; then
+	while read -r v _; do [ "$v" = "$kernel" ] && known=1; done <"$top/kernel-patches/versions.conf"
+fi
+if [ -n "$known" ] && ! make -C "$top" --no-print-directory -s kernel KERNEL="$kernel" >&2; then
+	echo "run.sh: building kernel $kernel failed (above); run 'make kernel KERNEL=$kernel V=1'" >&2
+	exit 3
+fi
+if [ -n "$qemu" ] && ! make -C "$top" --no-print-directory -s qemu-kernel ${kernel:+KERNEL="$kernel"} >&2; then
+	echo "run.sh: building the x86_64 reference kernel failed (above); run 'make qemu-kernel${kernel:+ KERNEL=$kernel} V=1'" >&2
+	exit 3
+fi
 exec "$top/build/bin/bpfuml" "$@"

@@ -46,6 +46,9 @@ struct common_opts {
 	/* How the guest runs BPF: "jit" (--jit: x86_64's JIT) or "interpreter"
 	 * (--interpreter); NULL: the backend's default (bpf_mode_of()). */
 	const char *bpf_mode;
+	/* Which kernel the guest boots (--kernel or $BPFUML_KERNEL: "7.2");
+	 * NULL: the default (kernels.h). */
+	const char *kernel;
 	const char *test_fault;		/* test-only: "panic", "hang" or "escape=PATH" in the guest */
 };
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bpfuml.h"
+#include "kernels.h"
 #include "options.h"
 #include "term.h"
 
@@ -260,6 +261,8 @@ int cmd_bench(int argc, char **argv)
 		return fail(&opts, EXIT_INFRA, "infrastructure", "out of memory");
 	if (paths_init(&paths))
 		return fail(&opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
+	if (strcmp(backend, "host") && (code = kernel_select(&paths, &opts)) != EXIT_OK)
+		return code;
 	snprintf(object, sizeof(object), "%s/progs/map_bench.bpf.o", paths.build_dir);
 
 	doc = json_object_new_object();

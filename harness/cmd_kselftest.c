@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bpfuml.h"
+#include "kernels.h"
 #include "kselftest.h"
 #include "junit.h"
 #include "options.h"
@@ -1050,6 +1051,11 @@ int cmd_kselftest(int argc, char **argv)
 
 	if (paths_init(&paths))
 		return fail(&o.common, EXIT_INFRA, "infrastructure", "cannot locate the build directory");
+	if ((code = kernel_select(&paths, &o.common)) != EXIT_OK)
+		return code;
+	if (!paths.kernel_is_default)
+		return fail(&o.common, EXIT_USAGE, "usage", "the BPF selftests are built for the default "
+			    "kernel only, not --kernel %s", paths.kernel_version);
 	snprintf(dir, sizeof(dir), "%s/selftests/bpf", paths.build_dir);
 	snprintf(default_deny, sizeof(default_deny), "%s/kselftest/DENYLIST.uml", paths.build_dir);
 	if (access(dir, R_OK))

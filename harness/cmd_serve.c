@@ -32,6 +32,7 @@
 
 #include "clock.h"
 #include "bpfuml.h"
+#include "kernels.h"
 #include "confine.h"
 #include "console_scan.h"
 #include "options.h"
@@ -195,6 +196,7 @@ static void op_job(struct server *sv, struct client *c)
 	json_object_object_add(msg, "guest_dir", json_object_new_string(guest_dir));
 	json_object_object_add(msg, "backend", json_object_new_string(sv->opts.backend));
 	json_object_object_add(msg, "bpf_mode", json_object_new_string(bpf_mode_of(&sv->opts)));
+	json_object_object_add(msg, "kernel_version", json_object_new_string(sv->paths.kernel_version));
 	json_object_object_add(msg, "mem_mb", json_object_new_int(sv->mem_mb));
 	json_object_object_add(msg, "cpus", json_object_new_int(sv->cpus));
 	json_object_object_add(msg, "confinement", json_object_new_string(confine_name() ?: ""));
@@ -798,6 +800,8 @@ int cmd_serve(int argc, char **argv)
 		return fail(&sv.opts, EXIT_USAGE, "usage", "the default socket path is too long; give --socket");
 	if (paths_init(&sv.paths))
 		return fail(&sv.opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
+	if ((code = kernel_select(&sv.paths, &sv.opts)) != EXIT_OK)
+		return code;
 
 	session_install_signal_handlers();
 	for (unsigned int i = 0; i < sv.nr_guests; i++) {

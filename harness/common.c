@@ -16,6 +16,7 @@
 #include "confine.h"
 #include "diag.h"
 #include "input.h"
+#include "kernels.h"
 #include "term.h"
 #include "vm.h"
 
@@ -225,15 +226,19 @@ int check_space(const struct common_opts *opts, const char *dir, unsigned int gu
 int open_guest_session(struct session *s, struct bpfuml_paths *paths, const struct common_opts *opts)
 {
 	char why[600];
+	int code;
 
 	if (paths_init(paths))
 		return fail(opts, EXIT_INFRA, "infrastructure", "cannot locate bpfuml's build directory");
+	if ((code = kernel_select(paths, opts)) != EXIT_OK)
+		return code;
 	/* A warm guest of `bpfuml serve` when one answers; else our own. */
 	if (opts->server && opts->keep) {
 		fprintf(stderr, "bpfuml: note: --keep boots a guest of its own (a warm guest's "
 			"directory is its server's)\n");
 	} else if (opts->server) {
-		if (!session_connect(s, opts->server, opts->backend, bpf_mode_of(opts), why, sizeof(why))) {
+		if (!session_connect(s, opts->server, opts->backend, bpf_mode_of(opts),
+				     paths->kernel_version, why, sizeof(why))) {
 			session_install_signal_handlers();
 			return EXIT_OK;
 		}
@@ -270,8 +275,13 @@ int guest_can_boot(const struct session *s, const struct bpfuml_paths *paths,
 
 	if (!strcmp(opts->backend, "qemu") && access(paths->qemu_kernel, R_OK))
 		return fail(opts, EXIT_INFRA, "infrastructure",
-			    "the x86_64 reference kernel (%s) is not built; run `make qemu-kernel` "
-			    "(~20 min once) or use ./run.sh, which builds it", paths->qemu_kernel);
+			    "the x86_64 reference kernel (%s) is not built; run `make qemu-kernel%s%s` "
+			    "(~20 min once) or use ./run.sh, which builds it", paths->qemu_kernel,
+			    paths->kernel_is_default ? "" : " KERNEL=", paths->kernel_is_default ? "" : paths->kernel_version);
+	if (strcmp(opts->backend, "qemu") && !paths->kernel_is_default && access(paths->kernel, X_OK))
+		return fail(opts, EXIT_INFRA, "infrastructure",
+			    "kernel %s is not built (%s); run `make kernel KERNEL=%s` (~20 min once) or use "
+			    "./run.sh, which builds it", paths->kernel_version, paths->kernel, paths->kernel_version);
 	if ((strcmp(opts->backend, "qemu") && access(paths->kernel, X_OK)) || access(paths->agent, X_OK))
 		return fail(opts, EXIT_INFRA, "infrastructure",
 			    "the UML kernel (%s) or the guest agent (%s) is not built; run make or ./run.sh",

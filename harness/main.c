@@ -8,6 +8,7 @@
 
 #include "bpfuml.h"
 #include "confine.h"
+#include "kernels.h"
 #include "options.h"
 #include "watch.h"
 
@@ -182,6 +183,9 @@ static const char common_help[] =
 	"                  x86_64 reference kernel of the same source with the BPF JIT, under\n"
 	"                  QEMU (KVM if it works here, else TCG; built on first use by\n"
 	"                  `make qemu-kernel`, ~20 min)\n"
+	"  --kernel V      boot kernel V of kernel-patches/versions.conf (7.3, the default, or\n"
+	"                  7.2; also: BPFUML_KERNEL=V); ./run.sh builds it on first use\n"
+	"                  (`make kernel KERNEL=V`); 7.2's UML has the interpreter only\n"
 	"  --timeout SEC   kill the guest after SEC seconds (default 60; 300 with qemu; probe 5x)\n"
 	"  --log-level N   verifier log level, 1 or 2 (default 1)\n"
 	"  --no-color      no colour even on a terminal (also: NO_COLOR=1)\n"
@@ -245,6 +249,13 @@ int common_option(struct common_opts *opts, int c, const char *arg)
 	case OPT_SERVER:
 		opts->server = arg;
 		return -1;
+	case OPT_KERNEL:
+		/* A version as versions.conf spells it; kernels.c looks it up. */
+		if (!*arg || strlen(arg) >= KERNEL_NAME_MAX || strspn(arg, "0123456789.") != strlen(arg))
+			return fail(opts, EXIT_USAGE, "usage", "--kernel %s: want a kernel version such "
+				    "as 7.3 or 6.1", arg);
+		opts->kernel = arg;
+		return -1;
 	case OPT_JIT:
 	case OPT_INTERPRETER:
 		opts->bpf_mode = c == OPT_JIT ? "jit" : "interpreter";
@@ -272,6 +283,8 @@ void common_finish(struct common_opts *opts)
 		opts->timeout_s = strcmp(opts->backend, "qemu") ? TIMEOUT_UML_S : TIMEOUT_QEMU_S;
 	if (!opts->server && getenv("BPFUML_SERVER") && *getenv("BPFUML_SERVER"))
 		opts->server = getenv("BPFUML_SERVER");
+	if (!opts->kernel && getenv("BPFUML_KERNEL") && *getenv("BPFUML_KERNEL"))
+		opts->kernel = getenv("BPFUML_KERNEL");
 	opts->color = !opts->no_color && !opts->json && isatty(STDOUT_FILENO) &&
 		      !getenv("NO_COLOR") && term && strcmp(term, "dumb");
 }

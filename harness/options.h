@@ -10,6 +10,7 @@
 enum {
 	OPT_JSON = 0x100, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_NO_COLOR, OPT_KEEP, OPT_CFLAGS,
 	OPT_TEST_FAULT, OPT_FORMAT, OPT_BACKEND, OPT_SERVER, OPT_JIT, OPT_INTERPRETER,
+	OPT_KERNEL,
 };
 
 #define COMMON_LONGOPTS							\
@@ -17,6 +18,7 @@ enum {
 	{ "format", required_argument, NULL, OPT_FORMAT },		\
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
 	{ "backend", required_argument, NULL, OPT_BACKEND },		\
+	{ "kernel", required_argument, NULL, OPT_KERNEL },		\
 	{ "server", required_argument, NULL, OPT_SERVER },		\
 	{ "jit", no_argument, NULL, OPT_JIT },				\
 	{ "interpreter", no_argument, NULL, OPT_INTERPRETER },		\

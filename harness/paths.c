@@ -26,6 +26,8 @@ int paths_init(struct bpfuml_paths *paths)
 		/* build/bin/bpfuml: two levels up is build/ */
 		snprintf(paths->build_dir, sizeof(paths->build_dir), "%s", dirname(dirname(exe)));
 	}
+	paths->kernel_version[0] = '\0';
+	paths->kernel_is_default = true;
 	if (snprintf(paths->kernel, sizeof(paths->kernel), "%s/kernel/linux",
 		     paths->build_dir) >= (int)sizeof(paths->kernel) ||
 	    snprintf(paths->qemu_kernel, sizeof(paths->qemu_kernel), "%s/qemu/bzImage",

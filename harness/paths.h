@@ -6,11 +6,15 @@
 #define BPFUML_PATHS_H
 
 #include <limits.h>
+#include <stdbool.h>
 
 struct bpfuml_paths {
 	char build_dir[PATH_MAX];
 	char kernel[PATH_MAX];		/* build/kernel/linux */
 	char qemu_kernel[PATH_MAX];	/* build/qemu/bzImage (make qemu-kernel) */
+	/* Which kernel those are (kernels.c): "7.3"; "" until known. */
+	char kernel_version[16];
+	bool kernel_is_default;		/* the default kernel's build/kernel */
 	char agent[PATH_MAX];		/* build/bin/bpfuml-agent */
 	char include_dir[PATH_MAX];	/* build/include: vmlinux.h, bpf/ */
 };

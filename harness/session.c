@@ -451,7 +451,7 @@ static int connect_own_socket(const char *path, char *why, size_t why_size)
 }
 
 int session_connect(struct session *s, const char *socket, const char *backend,
-		    const char *bpf_mode, char *why, size_t why_size)
+		    const char *bpf_mode, const char *kernel_version, char *why, size_t why_size)
 {
 	json_object *msg = json_object_new_object(), *reply = NULL;
 	const char *dir, *guest_dir, *server_backend;
@@ -492,6 +492,12 @@ int session_connect(struct session *s, const char *socket, const char *backend,
 	if (strcmp(json_string_member(reply, "bpf_mode") ?: "", bpf_mode)) {
 		snprintf(why, why_size, "the server at %s runs BPF with the %s, not the %s", socket,
 			 json_string_member(reply, "bpf_mode") ?: "?", bpf_mode);
+		err = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	if (kernel_version[0] && strcmp(json_string_member(reply, "kernel_version") ?: "", kernel_version)) {
+		snprintf(why, why_size, "the server at %s boots kernel %s, not %s", socket,
+			 json_string_member(reply, "kernel_version") ?: "?", kernel_version);
 		err = -EPROTONOSUPPORT;
 		goto fail;
 	}

@@ -78,7 +78,7 @@ int session_create(struct session *s);
  * the rest goes as for a guest of our own.  0, or -errno with the reason in
  * WHY (no server there, not ours, another backend or BPF mode, ...). */
 int session_connect(struct session *s, const char *socket, const char *backend,
-		    const char *bpf_mode, char *why, size_t why_size);
+		    const char *bpf_mode, const char *kernel_version, char *why, size_t why_size);
 /* The name of a status in serve_proto.h's messages, and back (-1: unknown). */
 const char *session_status_name(enum session_status status);
 int session_status_parse(const char *name);

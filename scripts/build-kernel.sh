@@ -14,9 +14,13 @@
 #                                    (`make kernel-key`; a CI cache's key)
 #
 # Environment (the Makefile passes these through):
+#   KERNEL=VERSION      which kernel of kernel-patches/versions.conf (7.3,
+#                       7.2, ...); default: its first line
 #   KERNEL_SRC=DIR      build this kernel tree instead of the Debian package
+#                       (with KERNEL's patches and config)
 #   KERNEL_DEB=FILE     use this linux-source-*.deb instead of downloading one
-#   KERNEL_PACKAGE, KERNEL_VERSION   the Debian package and pinned version
+#   KERNEL_PACKAGE, KERNEL_VERSION   override the Debian package and pinned
+#                       version that versions.conf gives KERNEL
 #   BPFUML_CACHE        cache directory (default $XDG_CACHE_HOME/bpfuml)
 #   BUILD_DIR           where the stable artifact links go (default ./build)
 #   V=1                 show commands and the kernel's own build output
@@ -29,8 +33,6 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-KERNEL_PACKAGE=${KERNEL_PACKAGE:-linux-source-7.3}
-KERNEL_VERSION=${KERNEL_VERSION:-7.3.4-1~bpo13+1}
 BUILD_DIR=${BUILD_DIR:-$top/build}
 V=${V:-0}
 JOBS=${JOBS:-$(nproc)}
@@ -57,6 +59,24 @@ case $TARGET in uml | qemu) bpfuml_cache_can_build_kernels ;; esac
 say() { printf '  %-7s %s\n' "$1" "$2"; }
 die() { echo "bpfuml: $*" >&2; exit 1; }
 [ "$V" = 1 ] && set -x
+
+# The kernel's line of kernel-patches/versions.conf: its package, pin, suite,
+# BPF modes and series.  The first line is the default kernel, whose
+# artifacts also fill build/ (libbpf, bpftool, headers, build/kernel).
+select_kernel() {
+	local table=$top/kernel-patches/versions.conf line
+	default_kernel=$(awk '!/^#/ && NF {print $1; exit}' "$table")
+	KERNEL=${KERNEL:-$default_kernel}
+	line=$(awk -v v="$KERNEL" '!/^#/ && $1 == v' "$table")
+	[ -n "$line" ] || die "no kernel $KERNEL in kernel-patches/versions.conf (there: $(awk '!/^#/ && NF {printf "%s ", $1}' "$table"))"
+	read -r _ table_package table_pin kernel_suite kernel_modes kernel_series <<<"$line"
+	KERNEL_PACKAGE=${KERNEL_PACKAGE:-$table_package}
+	KERNEL_VERSION=${KERNEL_VERSION:-$table_pin}
+	[ -f "$top/kernel-patches/$kernel_series" ] ||
+		die "kernel-patches/versions.conf names kernel-patches/$kernel_series for $KERNEL, which does not exist"
+}
+select_kernel
+is_default_kernel() { [ "$KERNEL" = "$default_kernel" ]; }
 
 # Run a long command quietly into LOG; on failure show the end of the log.
 run_logged() {
@@ -85,11 +105,23 @@ debian_mirror() {
 	echo "${m:-http://deb.debian.org/debian}"
 }
 
-# apt with its own sources list, state and cache under the cache dir: the
-# system's sources and package state are never read or changed.
+# The security archive (the *-security suites), which debian_mirror() skips.
+debian_security_mirror() {
+	if [ -n "${DEBIAN_SECURITY_MIRROR:-}" ]; then echo "$DEBIAN_SECURITY_MIRROR"; return; fi
+	local m
+	m=$(awk '/^URIs:/ && $2 ~ /security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+	echo "${m:-http://deb.debian.org/debian-security}"
+}
+
+suite_mirror() {
+	case $kernel_suite in *-security) debian_security_mirror ;; *) debian_mirror ;; esac
+}
+
+# apt with its own sources list, state and cache under the cache dir, one per
+# suite: the system's sources and package state are never read or changed.
 private_apt() {
 	local tool=$1; shift
-	local d=$cache/apt
+	local d=$cache/apt/$kernel_suite
 	"$tool" -q -o Dir::Etc::SourceList="$d/etc/sources.list" \
 		-o Dir::Etc::SourceParts="$d/etc/sources.list.d" \
 		-o Dir::Etc::PreferencesParts="$d/etc/preferences.d" \
@@ -100,7 +132,7 @@ private_apt() {
 }
 
 fetch_deb() {
-	local d=$cache/apt deb
+	local d=$cache/apt/$kernel_suite deb
 	deb=$cache/debs/${KERNEL_PACKAGE}_${KERNEL_VERSION}_all.deb
 	if [ -f "$deb" ]; then echo "$deb"; return; fi
 	# A pinned version that has left the archive was replaced once before.
@@ -108,23 +140,23 @@ fetch_deb() {
 	mkdir -p "$d"/etc/sources.list.d "$d"/etc/preferences.d "$d"/state/lists/partial \
 		"$d"/cache/archives/partial "$cache/debs"
 	touch "$d/state/status" "$d/etc/preferences"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) trixie-backports main" \
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(suite_mirror) $kernel_suite main" \
 		>"$d/etc/sources.list"
-	say FETCH "$KERNEL_PACKAGE=$KERNEL_VERSION from trixie-backports (private apt state in $d, ~170 MB)" >&2
-	private_apt apt-get update >"$cache/apt/update.log" 2>&1 ||
-		die "apt-get update of the private trixie-backports list failed (log: $cache/apt/update.log); offline? use KERNEL_DEB=/path/to/${KERNEL_PACKAGE}_*.deb"
+	say FETCH "$KERNEL_PACKAGE=$KERNEL_VERSION from $kernel_suite (private apt state in $d, ~170 MB)" >&2
+	private_apt apt-get update >"$d/update.log" 2>&1 ||
+		die "apt-get update of the private $kernel_suite list failed (log: $d/update.log); offline? use KERNEL_DEB=/path/to/${KERNEL_PACKAGE}_*.deb"
 	local version=$KERNEL_VERSION available
 	available=$(private_apt apt-cache madison "$KERNEL_PACKAGE" | awk -F'|' '{gsub(/ /,"",$2); print $2}')
-	[ -n "$available" ] || die "$KERNEL_PACKAGE is not in trixie-backports; use KERNEL_DEB= or KERNEL_SRC="
+	[ -n "$available" ] || die "$KERNEL_PACKAGE is not in $kernel_suite; use KERNEL_DEB= or KERNEL_SRC="
 	if ! grep -qxF "$KERNEL_VERSION" <<<"$available"; then
 		version=$(head -n1 <<<"$available")
-		echo "bpfuml: warning: $KERNEL_PACKAGE $KERNEL_VERSION is gone from trixie-backports;" \
-			"using $version (set KERNEL_VERSION in the Makefile to pin it)" >&2
+		echo "bpfuml: warning: $KERNEL_PACKAGE $KERNEL_VERSION is gone from $kernel_suite;" \
+			"using $version (pin it in kernel-patches/versions.conf)" >&2
 	fi
-	(cd "$cache/debs" && private_apt apt-get download "$KERNEL_PACKAGE=$version" >"$cache/apt/download.log" 2>&1) ||
-		die "downloading $KERNEL_PACKAGE=$version failed (log: $cache/apt/download.log)"
+	(cd "$cache/debs" && private_apt apt-get download "$KERNEL_PACKAGE=$version" >"$d/download.log" 2>&1) ||
+		die "downloading $KERNEL_PACKAGE=$version failed (log: $d/download.log)"
 	local got=$cache/debs/${KERNEL_PACKAGE}_${version}_all.deb
-	[ -f "$got" ] || die "apt-get download did not produce $got (log: $cache/apt/download.log)"
+	[ -f "$got" ] || die "apt-get download did not produce $got (log: $d/download.log)"
 	[ "$version" = "$KERNEL_VERSION" ] || echo "$got" >"$deb.replaced-by"
 	echo "$got"
 }
@@ -195,8 +227,7 @@ prepare_source() {
 # work tree untouched; then the work tree is moved to the result.
 
 series_patches() {
-	local series=$top/kernel-patches/series
-	[ -f "$series" ] || return 0
+	local series=$top/kernel-patches/$kernel_series
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$series" | grep -v '^$' || true
 }
 
@@ -219,7 +250,7 @@ apply_patches() {
 	GIT_INDEX_FILE=$index git_tree read-tree bpfuml-pristine
 	while read -r name; do
 		patch=$top/kernel-patches/$name
-		[ -f "$patch" ] || { rm -f "$index"; die "kernel-patches/series lists $name, but kernel-patches/$name does not exist"; }
+		[ -f "$patch" ] || { rm -f "$index"; die "kernel-patches/$kernel_series lists $name, but kernel-patches/$name does not exist"; }
 		if ! GIT_INDEX_FILE=$index git_tree apply --cached --whitespace=nowarn "$patch" 2>"$index.err"; then
 			echo "bpfuml: kernel-patches/$name does not apply to $source_desc:" >&2
 			cat "$index.err" >&2
@@ -233,22 +264,26 @@ apply_patches() {
 	patched=$(GIT_INDEX_FILE=$index git_tree write-tree)
 	rm -f "$index" "$index.err"
 	if [ "$(git_tree rev-parse -q --verify 'HEAD^{tree}' 2>/dev/null)" != "$patched" ]; then
-		commit=$(git_tree commit-tree "$patched" -p bpfuml-pristine -m "bpfuml: $applied patch(es) from kernel-patches/series")
+		commit=$(git_tree commit-tree "$patched" -p bpfuml-pristine -m "bpfuml: $applied patch(es) from kernel-patches/$kernel_series")
 		git_tree checkout -q -f --detach "$commit"
 	fi
-	say PATCH "$applied patch(es) from kernel-patches/series applied"
+	say PATCH "$applied patch(es) from kernel-patches/$kernel_series applied"
 }
 
 # ---------------------------------------------------------------------------
-# Config: defconfig + the selftests' config + uml-config/*.config, checked.
+# Config: defconfig + the selftests' config + uml-config/*.config (what every
+# kernel carries) + uml-config/VERSION/*.config (what only that kernel
+# does), merged in the order of their file names, checked.
 
 collect_fragments() {
 	local f dir=$top/uml-config
-	fragments=()
 	[ "$TARGET" = qemu ] && dir=$top/uml-config/qemu-x86_64
-	for f in "$dir"/*.config; do
-		[ -e "$f" ] && fragments+=("$f")
-	done
+	fragment_dirs="$(rel "$dir")/*.config"
+	[ -d "$dir/$KERNEL" ] && fragment_dirs+=" + $(rel "$dir")/$KERNEL/*.config"
+	mapfile -t fragments < <(
+		for f in "$dir"/*.config "$dir/$KERNEL"/*.config; do
+			[ -e "$f" ] && printf '%s\t%s\n' "${f##*/}" "$f"
+		done | sort | cut -f2)
 }
 
 # Fragment paths relative to the repo, for messages and the manifest.
@@ -266,7 +301,7 @@ configure() {
 	local old=$out/.config.previous base=()
 	[ -f "$out/.config" ] && cp -p "$out/.config" "$old"
 	mapfile -t base < <(selftest_fragments)
-	say CONFIG "ARCH=$karch $defconfig + ${base[*]} + $(rel "$(dirname "${fragments[0]}")")/*.config"
+	say CONFIG "ARCH=$karch $defconfig + ${base[*]} + $fragment_dirs"
 	run_logged "$log" make -C "$tree" ARCH="$karch" O="$out" "$defconfig"
 	run_logged "$log" "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
 		"${base[@]/#/$tree/}" "${fragments[@]}"
@@ -284,7 +319,7 @@ configure() {
 	if ! python3 "$top/scripts/check-config.py" --arch="$karch" "$tree" "$out/.config" "${strict[@]}" -- "${labels[@]}" \
 		>"$out/config-report.txt"; then
 		cat "$out/config-report.txt" >&2
-		die "an option that $(rel "$(dirname "${fragments[0]}")")/ asks for is not in the final .config (reasons above)"
+		die "an option that $fragment_dirs asks for is not in the final .config of $KERNEL (reasons above)"
 	fi
 	local dropped
 	dropped=$(awk '/^tools\/testing\/selftests\/bpf\/config:/ {print $2}' "$out/config-report.txt")
@@ -296,11 +331,15 @@ configure() {
 
 build_all() {
 	if [ -x "$out/linux" ]; then say KERNEL "rebuilding incrementally (log: $log)"
-	else say KERNEL "building UML linux with BTF, then libbpf and bpftool (first build ~14 min on 2 cores; log: $log)"; fi
+	elif is_default_kernel; then say KERNEL "building UML linux $KERNEL with BTF, then libbpf and bpftool (first build ~14 min on 2 cores; log: $log)"
+	else say KERNEL "building UML linux $KERNEL with BTF (first build ~17 min on 2 cores; log: $log)"; fi
 	local kv=()
 	[ "$V" = 1 ] && kv=(V=1)
 	run_logged "$log" make -C "$tree" ARCH=um O="$out" -j"$JOBS" "${kv[@]}" all ||
 		die "kernel build failed (full log: $log)"
+	# One loader for every kernel: the default kernel's libbpf and bpftool
+	# (kernel-patches/design/kernel-matrix.md §5).
+	is_default_kernel || return 0
 
 	say LIBBPF "static libbpf from the same tree"
 	mkdir -p "$out/libbpf"
@@ -317,13 +356,21 @@ build_all() {
 install_artifacts() {
 	local staging=$art.tmp
 	rm -rf "$staging"
-	mkdir -p "$staging"/{kernel,include,lib,bin}
+	mkdir -p "$staging"/{kernel,include}
 	# Debug info is dropped from the booted binary (it only slows loading);
 	# .BTF is an allocated section and stays.  The full vmlinux remains in
 	# the build directory named in the manifest.
 	strip --strip-debug -o "$staging/kernel/linux" "$out/linux"
 	cp "$out/.config" "$staging/kernel/config"
 	cp "$out/config-report.txt" "$staging/kernel/config-report.txt"
+	if ! is_default_kernel; then
+		[ -x "$BUILD_DIR/bin/bpftool" ] || die "the default kernel's bpftool ($BUILD_DIR/bin/bpftool) is missing: run make kernel first"
+		"$BUILD_DIR/bin/bpftool" btf dump file "$staging/kernel/linux" format c >"$staging/include/vmlinux.h" ||
+			die "generating vmlinux.h from the $KERNEL UML kernel's BTF failed"
+		publish_artifacts "$staging" "UML kernel $KERNEL, vmlinux.h"
+		return
+	fi
+	mkdir -p "$staging"/{lib,bin}
 	cp "$out/bpftool/bpftool" "$staging/bin/bpftool"
 	cp "$out/libbpf/libbpf.a" "$staging/lib/libbpf.a"
 	run_logged "$log" make -C "$tree/tools/lib/bpf" OUTPUT="$out/libbpf/" DESTDIR="$staging" prefix= install_headers ||
@@ -337,7 +384,7 @@ install_artifacts() {
 	done
 	"$staging/bin/bpftool" btf dump file "$staging/kernel/linux" format c >"$staging/include/vmlinux.h" ||
 		die "generating vmlinux.h from the UML kernel's BTF failed"
-	publish_artifacts "$staging" "UML kernel, libbpf, bpftool, vmlinux.h"
+	publish_artifacts "$staging" "UML kernel $KERNEL, libbpf, bpftool, vmlinux.h"
 }
 
 # Write the manifest (what went into the artifacts) and publish the staging
@@ -368,6 +415,12 @@ publish_artifacts() {
 # depends on them, even when switching back to an older cached key); the
 # kernel directory is a link.
 link_build_dir() {
+	mkdir -p "$BUILD_DIR/kernels"
+	ln -sfn "$art" "$BUILD_DIR/kernels/$KERNEL"
+	if ! is_default_kernel; then
+		touch "$art/.complete"
+		return
+	fi
 	mkdir -p "$BUILD_DIR/bin" "$BUILD_DIR/include" "$BUILD_DIR/lib"
 	ln -sfn "$art/kernel" "$BUILD_DIR/kernel"
 	if [ "$(cat "$BUILD_DIR/.kernel-key" 2>/dev/null)" != "$key" ]; then
@@ -377,16 +430,28 @@ link_build_dir() {
 		cp "$art/lib/libbpf.a" "$BUILD_DIR/lib/libbpf.a"
 		cp "$art/bin/bpftool" "$BUILD_DIR/bin/bpftool"
 		cp "$art/manifest" "$BUILD_DIR/manifest"
+		# The kernels the harness can boot (--kernel): harness/kernels.c.
+		cp "$top/kernel-patches/versions.conf" "$BUILD_DIR/versions.conf"
 		echo "$key" >"$BUILD_DIR/.kernel-key"
 	fi
 	touch "$art/.complete"
 }
 
-# UML artifacts are named by their key alone, QEMU ones qemu-x86_64-KEY; each
-# kind (uml, qemu: $1) keeps its own KEEP_ARTIFACTS most recently used.
+# The default kernel's UML artifacts are named by their key alone, its QEMU
+# ones qemu-x86_64-KEY; another kernel's kernel-VERSION-KEY and
+# qemu-x86_64-VERSION-KEY.  Each kernel and kind (uml, qemu: $1) keeps its
+# own KEEP_ARTIFACTS most recently used.
+artifact_name() {
+	local prefix=
+	[ "$1" = qemu ] && prefix=qemu-x86_64-
+	if is_default_kernel; then echo "$prefix$2"
+	else echo "${prefix:-kernel-}$KERNEL-$2"; fi
+}
+
 prune_artifacts() {
-	local pattern='[0-9a-f]*'
-	[ "$1" = qemu ] && pattern='qemu-x86_64-*'
+	local pattern hex16
+	hex16=$(printf '[0-9a-f]%.0s' {1..16})
+	pattern=$(artifact_name "$1" "$hex16")
 	# $pattern is a glob; $cache is quoted, so its own blanks stay in one word.
 	# shellcheck disable=SC2086
 	"$top/scripts/prune-artifacts.sh" "$KEEP_ARTIFACTS" "$cache"/artifacts/$pattern
@@ -406,6 +471,7 @@ toolchain_id() {
 # refused import can say which input differs.
 key_inputs() {
 	local f name digest
+	echo "kernel $KERNEL $kernel_modes"
 	echo "source $source_id"
 	[ "$TARGET" = qemu ] && echo "target qemu"
 	while read -r name; do
@@ -416,7 +482,7 @@ key_inputs() {
 	done < <(series_patches)
 	for f in "${fragments[@]}"; do echo "fragment $(rel "$f") $(sha256sum <"$f" | cut -c1-16)"; done
 	toolchain_id | sed 's/^/toolchain /'
-	for f in scripts/build-kernel.sh scripts/check-config.py; do
+	for f in scripts/build-kernel.sh scripts/check-config.py kernel-patches/versions.conf; do
 		echo "script $f $(sha256sum <"$top/$f" | cut -c1-16)"
 	done
 }
@@ -453,14 +519,13 @@ cached_or_imported() {
 	collect_fragments
 	key=$(compute_key)
 	if [ "$TARGET" = qemu ]; then
-		art=$cache/artifacts/qemu-x86_64-$key
+		art=$cache/artifacts/$(artifact_name qemu "$key")
 		[ -f "$art/.complete" ] || return 1
-		mkdir -p "$BUILD_DIR"
-		ln -sfn "$art" "$BUILD_DIR/qemu"
+		link_qemu
 		return 0
 	fi
-	art=$cache/artifacts/$key
-	if [ ! -f "$art/.complete" ] && [ -n "${BPFUML_ARTIFACTS:-}" ]; then
+	art=$cache/artifacts/$(artifact_name uml "$key")
+	if [ ! -f "$art/.complete" ] && [ -n "${BPFUML_ARTIFACTS:-}" ] && is_default_kernel; then
 		"$top/scripts/kernel-dist.sh" import "$BPFUML_ARTIFACTS" "$key" <(key_inputs) || exit
 	fi
 	[ -f "$art/.complete" ] || return 1
@@ -498,12 +563,14 @@ main() {
 		main_qemu
 		return
 	fi
-	art=$cache/artifacts/$key
+	art=$cache/artifacts/$(artifact_name uml "$key")
 	if [ -f "$art/.complete" ] && [ "${KERNEL_REBUILD:-0}" != 1 ]; then
 		link_build_dir
 		[ "$V" = 1 ] && say CACHED "$art"
 		exit 0
 	fi
+	is_default_kernel || [ -x "$BUILD_DIR/bin/bpftool" ] ||
+		die "kernel $KERNEL needs the default kernel's bpftool and libbpf ($BUILD_DIR/bin/bpftool): run make kernel first"
 	out=$cache/trees/$slot/build
 	log=$out/build.log
 	karch=um defconfig=defconfig
@@ -550,8 +617,19 @@ install_qemu_artifacts() {
 	publish_artifacts "$staging" "x86_64 bzImage for --backend qemu"
 }
 
+# The default kernel's reference is build/qemu, another's build/kernels/VERSION-qemu.
+link_qemu() {
+	if is_default_kernel; then
+		mkdir -p "$BUILD_DIR"
+		ln -sfn "$art" "$BUILD_DIR/qemu"
+	else
+		mkdir -p "$BUILD_DIR/kernels"
+		ln -sfn "$art" "$BUILD_DIR/kernels/$KERNEL-qemu"
+	fi
+}
+
 main_qemu() {
-	art=$cache/artifacts/qemu-x86_64-$key
+	art=$cache/artifacts/$(artifact_name qemu "$key")
 	if [ ! -f "$art/.complete" ]; then
 		out=$cache/trees/$slot/build-x86_64
 		log=$out/build.log
@@ -564,12 +642,11 @@ main_qemu() {
 		build_qemu
 		install_qemu_artifacts
 		prune_artifacts qemu
-		say DONE "x86_64 artifacts in $art, linked from $BUILD_DIR/qemu"
+		say DONE "x86_64 artifacts in $art, linked from $BUILD_DIR"
 	elif [ "$V" = 1 ]; then
 		say CACHED "$art"
 	fi
-	mkdir -p "$BUILD_DIR"
-	ln -sfn "$art" "$BUILD_DIR/qemu"
+	link_qemu
 	touch "$art/.complete"
 }
 
