@@ -130,6 +130,7 @@ int check_space(const struct common_opts *opts, const char *dir, unsigned int gu
 json_object *timing_json(const struct session *s);
 /* "kvm" or "tcg" for a QEMU guest, null for UML. */
 json_object *accel_json(const struct session *s);
+json_object *kernel_json(const struct session *s);
 /* What confined the guest on the host: "landlock-abi7", "namespace", "none". */
 /* How the guest of S is confined on the host (a warm guest: as its server said). */
 json_object *confinement_json(const struct session *s);

@@ -126,6 +126,8 @@ static void print_rows(json_object *rows, const char *kind, const char *title)
 
 /* Why a program that verified does not run on UML. */
 static const char needs_jit_note[] = "UML interprets BPF unless --jit; x86_64's JIT runs this program";
+static const char no_jit_note[] = "this kernel's UML interprets BPF (its patch series has no JIT); "
+				  "x86_64's JIT runs this program";
 
 /* Give each row's failures their reasons; count the rows per verify status. */
 static void annotate(struct session *s, json_object *rows, const char *backend, const char *bpf_mode)
@@ -149,12 +151,12 @@ static void annotate(struct session *s, json_object *rows, const char *backend, 
 
 			json_object_object_add(prog, "type", json_object_new_string(json_str(row, "prog_type") ?: ""));
 			json_object_object_add(prog, "section", json_object_new_string(json_str(row, "section") ?: ""));
-			if ((note = uml_attach_impossible(prog, bpf_mode)))
+			if ((note = uml_attach_impossible(prog, bpf_mode, !s->kernel_lacks_jit)))
 				json_object_object_add(row, "uml_note", json_object_new_string(note));
 			json_object_put(prog);
 		}
 		if (run && !strcmp(backend, "uml") && json_int(run, "errno", 0) == 524)
-			json_object_object_add(row, "uml_note", json_object_new_string(needs_jit_note));
+			json_object_object_add(row, "uml_note", json_object_new_string(s->kernel_lacks_jit ? no_jit_note : needs_jit_note));
 		if (!verify || strcmp(json_str(verify, "status") ?: "", "no"))
 			continue;
 		add_legacy_error(s, verify);
@@ -173,10 +175,10 @@ static void annotate(struct session *s, json_object *rows, const char *backend, 
 			json_object_object_add(row, "run", ran);
 			json_object_object_add(yes, "status", json_object_new_string("yes"));
 			json_object_object_add(row, "verify", yes);	/* frees the old step */
-			json_object_object_add(row, "uml_note", json_object_new_string(needs_jit_note));
+			json_object_object_add(row, "uml_note", json_object_new_string(s->kernel_lacks_jit ? no_jit_note : needs_jit_note));
 			continue;
 		}
-		note = uml_fidelity_note(verify, json_str(verify, "verifier_error")) ?:
+		note = uml_fidelity_note(verify, json_str(verify, "verifier_error"), !s->kernel_lacks_jit) ?:
 		       uml_map_note(json_str(verify, "maps_not_created"));
 		if (note)
 			json_object_object_add(row, "uml_note", json_object_new_string(note));

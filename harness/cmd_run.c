@@ -127,7 +127,7 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 			    json_str(s->result, "error") ?: "the guest returned no program");
 	attach_failed = attach && !json_object_get_boolean(json_object_object_get(attach, "attached"));
 	if (attach_failed && !strcmp(opts->backend, "uml"))
-		attach_reason = uml_attach_impossible(prog, bpf_mode_of(opts));
+		attach_reason = uml_attach_impossible(prog, bpf_mode_of(opts), !s->kernel_lacks_jit);
 	code = program_failed(prog) || attach_failed ? EXIT_REJECTED : run_error ? EXIT_USAGE : EXIT_OK;
 	if (watch_verdicts) {
 		char outcome[64];
@@ -150,6 +150,7 @@ static int report_run(struct session *s, const struct common_opts *opts, const c
 		json_object_object_add(doc, "file", json_object_new_string(file));
 		json_object_object_add(doc, "backend", json_object_new_string(opts->backend));
 		json_object_object_add(doc, "bpf_mode", json_object_new_string(bpf_mode_of(opts)));
+		json_object_object_add(doc, "kernel", kernel_json(s));
 		json_object_object_add(doc, "accel", accel_json(s));
 		json_object_object_add(doc, "confinement", confinement_json(s));
 		json_object_object_add(doc, "program", program_json(s, prog));

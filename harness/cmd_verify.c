@@ -281,6 +281,7 @@ static int print_verdicts(struct session *s, const struct common_opts *opts,
 		json_object_object_add(doc, "schema", json_object_new_string("bpfuml-verify/1"));
 		json_object_object_add(doc, "backend", json_object_new_string(opts->backend));
 		json_object_object_add(doc, "bpf_mode", json_object_new_string(bpf_mode_of(opts)));
+		json_object_object_add(doc, "kernel", kernel_json(s));
 		json_object_object_add(doc, "accel", accel_json(s));
 		json_object_object_add(doc, "confinement", confinement_json(s));
 		json_object_object_add(doc, "timing", timing_json(s));

@@ -338,6 +338,7 @@ int boot_guest(struct session *s, const struct bpfuml_paths *paths,
 	s->backend = opts->backend;
 	s->bpf_mode = opts->bpf_mode;
 run:
+	s->kernel_lacks_jit = !paths->kernel_has_jit;
 	if (opts->test_fault)
 		json_object_object_add(job, "test_fault", json_object_new_string(opts->test_fault));
 	session_run(s, paths, job, opts->timeout_s);
@@ -350,6 +351,15 @@ static double phase_ms(long long from, long long to)
 	if (!from || !to || to < from)
 		return -1;
 	return (to - from) / 1e6;
+}
+
+/* The guest kernel's release (uname -r) as its agent said it: which of
+ * the kernels (--kernel) ran the job. */
+json_object *kernel_json(const struct session *s)
+{
+	const char *release = json_str(s->result, "kernel");
+
+	return release ? json_object_new_string(release) : NULL;
 }
 
 json_object *accel_json(const struct session *s)

@@ -79,6 +79,7 @@ int kernel_select(struct bpfuml_paths *paths, const struct common_opts *opts)
 		      paths->build_dir, info.version) >= (int)sizeof(paths->qemu_kernel)))
 		return fail(opts, EXIT_INFRA, "infrastructure", "the build directory's path is too long");
 	paths->kernel_is_default = info.is_default;
+	paths->kernel_has_jit = info.has_jit;
 	/* x86_64 has its JIT in every version; UML only where a series ports it. */
 	if (!strcmp(opts->backend, "uml") && !strcmp(bpf_mode_of(opts), "jit") && !info.has_jit)
 		return fail(opts, EXIT_USAGE, "usage", "kernel %s runs BPF in UML with the interpreter "

@@ -28,6 +28,7 @@ int paths_init(struct bpfuml_paths *paths)
 	}
 	paths->kernel_version[0] = '\0';
 	paths->kernel_is_default = true;
+	paths->kernel_has_jit = true;
 	if (snprintf(paths->kernel, sizeof(paths->kernel), "%s/kernel/linux",
 		     paths->build_dir) >= (int)sizeof(paths->kernel) ||
 	    snprintf(paths->qemu_kernel, sizeof(paths->qemu_kernel), "%s/qemu/bzImage",

@@ -15,6 +15,10 @@ struct bpfuml_paths {
 	/* Which kernel those are (kernels.c): "7.3"; "" until known. */
 	char kernel_version[16];
 	bool kernel_is_default;		/* the default kernel's build/kernel */
+	/* Its UML series has the x86_64 JIT and what came with it: trampolines
+	 * on kernel functions, kprobes, uprobes, ftrace (kernel-patches
+	 * 0040-0071, issue 14). */
+	bool kernel_has_jit;
 	char agent[PATH_MAX];		/* build/bin/bpfuml-agent */
 	char include_dir[PATH_MAX];	/* build/include: vmlinux.h, bpf/ */
 };

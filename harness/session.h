@@ -45,6 +45,7 @@ struct session {
 	unsigned int mem_mb;		/* guest memory; 0: SESSION_MEM_MB */
 	unsigned int cpus;		/* guest CPUs; 0: 1 */
 	const char *bpf_mode;		/* "jit", "interpreter"; NULL: the backend's default */
+	bool kernel_lacks_jit;		/* !bpfuml_paths.kernel_has_jit: verdict.c's notes */
 	int channel_fd;			/* > 0: boot a warm guest on this job line */
 	/* Where the guest sees the run directory: RUN_DIR_IN_GUEST, or a
 	 * warm guest's job directory (session_connect()). */

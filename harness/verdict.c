@@ -104,7 +104,7 @@ bool verified_but_needs_jit(json_object *prog, const char *legacy_error)
 	return false;
 }
 
-const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
+const char *uml_fidelity_note(json_object *prog, const char *legacy_error, bool kernel_has_jit)
 {
 	const char *messages;
 	json_object *v;
@@ -114,9 +114,14 @@ const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 		return "UML lacks this program type (its config or arch has no such hook); "
 		       "x86_64 would load and verify it";
 	if (verified_but_needs_jit(prog, legacy_error))
-		return "the verifier accepted this program, as x86_64's would, but it needs the JIT "
-		       "to run (arena, bpf_throw, tail calls from subprograms, ...), and this guest "
-		       "interpreted BPF, so the kernel refused to load it; --jit runs it";
+		return kernel_has_jit
+		       ? "the verifier accepted this program, as x86_64's would, but it needs the JIT "
+			 "to run (arena, bpf_throw, tail calls from subprograms, ...), and this guest "
+			 "interpreted BPF, so the kernel refused to load it; --jit runs it"
+		       : "the verifier accepted this program, as x86_64's would, but it needs the JIT "
+			 "to run (arena, bpf_throw, tail calls from subprograms, ...), and this "
+			 "kernel's UML has none (its patch series interprets), so the kernel refused "
+			 "to load it; the default kernel with --jit runs it";
 	for (i = 0; legacy_error && i < sizeof(uml_only_verdicts) / sizeof(uml_only_verdicts[0]); i++)
 		if (strstr(legacy_error, uml_only_verdicts[i].legacy))
 			return uml_only_verdicts[i].note;
@@ -128,12 +133,35 @@ const char *uml_fidelity_note(json_object *prog, const char *legacy_error)
 	return NULL;
 }
 
-const char *uml_attach_impossible(json_object *prog, const char *bpf_mode)
+/* On a kernel whose UML series stops before the JIT (kernel-patches
+ * 0040-0071: its trampolines, kprobes, uprobes). */
+static const char *attach_impossible_without_jit_series(const char *type, const char *section)
+{
+	if (!strcmp(type, "kprobe")) {
+		if (!strncmp(section, "uprobe", 6) || !strncmp(section, "uretprobe", 9) ||
+		    !strncmp(section, "usdt", 4))
+			return "this kernel's UML has no uprobes: x86's uprobes on UML "
+			       "(kernel-patches 0063-0065) are the default kernel's only";
+		return "this kernel's UML has no kprobes: x86's kprobes on UML (kernel-patches "
+		       "0055-0057) are the default kernel's only";
+	}
+	if (!strcmp(type, "tracing") && (!strncmp(section, "tp_btf", 6) || !strncmp(section, "iter", 4)))
+		return NULL;
+	if (!strcmp(type, "tracing") || !strcmp(type, "lsm") || !strcmp(type, "struct_ops") ||
+	    !strcmp(type, "ext"))
+		return "this kernel's UML has no BPF trampolines: they need the x86_64 JIT in UML "
+		       "(kernel-patches 0040-0046), which only the default kernel's series has";
+	return NULL;
+}
+
+const char *uml_attach_impossible(json_object *prog, const char *bpf_mode, bool kernel_has_jit)
 {
 	bool jit = bpf_mode && !strcmp(bpf_mode, "jit");
 
 	const char *type = json_str(prog, "type") ?: "", *section = json_str(prog, "section") ?: "";
 
+	if (!kernel_has_jit)
+		return attach_impossible_without_jit_series(type, section);
 	if (!strcmp(type, "kprobe")) {
 		/* x86's uprobes (kernel-patches 0063-0065), uprobe_multi included */
 		if (!strncmp(section, "uprobe", 6) || !strncmp(section, "uretprobe", 9) ||
@@ -204,7 +232,7 @@ void program_verdict_init(struct program_verdict *v, struct session *s, json_obj
 	legacy = v->log ? v->log->legacy_error : NULL;
 	v->needs_jit = verified_but_needs_jit(prog, legacy);
 	v->verified = v->accepted || v->needs_jit;
-	v->uml_note = session_is_uml(s) ? uml_fidelity_note(prog, legacy) : NULL;
+	v->uml_note = session_is_uml(s) ? uml_fidelity_note(prog, legacy, !s->kernel_lacks_jit) : NULL;
 	if (!strcmp(v->verdict, "not_loaded"))
 		v->not_loaded = not_loaded_reason(prog, v->reason, sizeof(v->reason));
 }

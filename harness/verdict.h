@@ -48,13 +48,15 @@ struct diag_log *program_log(struct session *s, json_object *prog, char **text);
 /* The verifier accepted the program, and the kernel then refused it for
  * lack of a JIT (LEGACY_ERROR: the log's last error line, or NULL). */
 bool verified_but_needs_jit(json_object *prog, const char *legacy_error);
-/* Why this verdict would differ on x86_64 (a UML limitation), or NULL. */
-const char *uml_fidelity_note(json_object *prog, const char *legacy_error);
-/* Why UML cannot attach PROG at all (multi-kprobes and multi-function
- * trampolines: no function tracer; freplace without --jit), or NULL when
+/* Why this verdict would differ on x86_64 (a UML limitation), or NULL.
+ * KERNEL_HAS_JIT: bpfuml_paths.kernel_has_jit of the kernel that ran it. */
+const char *uml_fidelity_note(json_object *prog, const char *legacy_error, bool kernel_has_jit);
+/* Why UML cannot attach PROG at all (multi-kprobes: no function graph
+ * tracer; freplace without --jit; on a kernel whose series has no JIT,
+ * anything that needs a trampoline, a kprobe or a uprobe), or NULL when
  * the failure is not one of those.
  * BPF_MODE: "jit" or "interpreter". */
-const char *uml_attach_impossible(json_object *prog, const char *bpf_mode);
+const char *uml_attach_impossible(json_object *prog, const char *bpf_mode, bool kernel_has_jit);
 /* Why PROG could not be loaded: libbpf's line that names the map or
  * extern it failed on, else the agent's error; in BUF when copied. */
 const char *not_loaded_reason(json_object *prog, char *buf, size_t size);

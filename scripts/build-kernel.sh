@@ -7,8 +7,8 @@
 #                                    for --backend qemu, from the same patched
 #                                    tree, in its own build dir and cache key
 #                                    (`make qemu-kernel`)
-#   scripts/build-kernel.sh prune    only remove old artifacts (both kinds),
-#                                    as every build does at its end
+#   scripts/build-kernel.sh prune    only remove old artifacts (both kinds, each
+#                                    kernel), as every build does at its end
 #   scripts/build-kernel.sh key      print the UML artifact's key, computed
 #                                    without fetching or reading the source
 #                                    (`make kernel-key`; a CI cache's key)
@@ -552,8 +552,10 @@ main() {
 		flock 9
 	fi
 	if [ "$TARGET" = prune ]; then
-		prune_artifacts uml
-		prune_artifacts qemu
+		for KERNEL in $(awk '!/^#/ && NF {print $1}' "$top/kernel-patches/versions.conf"); do
+			prune_artifacts uml
+			prune_artifacts qemu
+		done
 		return
 	fi
 	prepare_source

@@ -228,20 +228,24 @@ def kernel_artifact_pruning_with_blank_in_cache_path():
         os.makedirs(keep_me)
         cwd = os.path.join(tmp, 'cwd')
         os.makedirs(os.path.join(cwd, 'b', 'cache', 'artifacts'))
-        names = ['0aaa', '1bbb', '2ccc', '3ddd', 'qemu-x86_64-1111', 'qemu-x86_64-2222', 'qemu-x86_64-3333']
+        # The default kernel's by key, another kernel's by version and key.
+        names = [f'{c * 16}' for c in 'abcd'] + [f'qemu-x86_64-{c * 16}' for c in '123'] + \
+            [f'kernel-7.2-{c * 16}' for c in '567'] + [f'qemu-x86_64-7.2-{c * 16}' for c in '89']
         for i, name in enumerate(names):
             done = os.path.join(cache, 'artifacts', name, '.complete')
             os.makedirs(os.path.dirname(done))
             open(done, 'w').close()
             os.utime(done, (1_000_000 + i, 1_000_000 + i))   # later in the list: used more recently
-        os.makedirs(os.path.join(cache, 'artifacts', '4eee.tmp'))     # a build under way
+        os.makedirs(os.path.join(cache, 'artifacts', 'e' * 16 + '.tmp'))     # a build under way
         proc = subprocess.run([os.path.join(TOP, 'scripts', 'build-kernel.sh'), 'prune'], cwd=cwd,
                               capture_output=True, text=True, timeout=120,
                               env={**os.environ, 'BPFUML_CACHE': cache, 'KEEP_ARTIFACTS': '2'})
         check(os.path.isdir(keep_me), f'{keep_me} was removed; stderr: {proc.stderr}')
         check(proc.returncode == 0, f'exit {proc.returncode}: {proc.stderr}')
         left = sorted(os.listdir(os.path.join(cache, 'artifacts')))
-        want = ['2ccc', '3ddd', '4eee.tmp', 'qemu-x86_64-2222', 'qemu-x86_64-3333']
+        want = sorted(['c' * 16, 'd' * 16, 'e' * 16 + '.tmp', 'qemu-x86_64-' + '2' * 16,
+                       'qemu-x86_64-' + '3' * 16, 'kernel-7.2-' + '6' * 16, 'kernel-7.2-' + '7' * 16,
+                       'qemu-x86_64-7.2-' + '8' * 16, 'qemu-x86_64-7.2-' + '9' * 16])
         check(left == want, f'artifacts left {left}, want {want}')
         check(os.path.isdir(os.path.join(cwd, 'b', 'cache', 'artifacts')), 'a relative b/cache was removed')
 
