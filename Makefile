@@ -51,7 +51,7 @@ RHASH_SUITE_SRCS := $(wildcard tests/rhash/*.c)
 HARNESS_SRCS := main.c options.c common.c cmd_verify.c cmd_run.c session.c vm.c vm_uml.c vm_qemu.c \
 		cmd_parse.c cmd_compare.c cmd_exec.c verdict.c cmd_bench.c cmd_probe.c cmd_kselftest.c kselftest_report.c kselftest_gate.c input.c paths.c \
 		diag.c diag_render.c term.c confine.c guest_result.c console_scan.c summary.c junit.c \
-		cmd_serve.c serve_proto.c watch.c private_server.c cmd_mcp.c kernels.c
+		cmd_serve.c serve_proto.c watch.c private_server.c cmd_mcp.c kernels.c verify_matrix.c
 AGENT_SRCS   := agent/agent.c agent/agent_bpf.c agent/agent_bench.c agent/agent_probe.c agent/agent_exec.c agent/fatal_watch.c \
 		agent/agent_escape.c agent/agent_serve.c agent/line_clock.c
 HARNESS_OBJS := $(patsubst %.c,$(B)/harness/%.o,$(HARNESS_SRCS))

@@ -58,28 +58,32 @@ if [ "${1:-}" = kselftest ] && ! make -C "$top" --no-print-directory -s kselftes
 	echo "run.sh: building the BPF selftests failed (above); run 'make kselftest-build V=1'" >&2
 	exit 3
 fi
-# --kernel V (a kernel of kernel-patches/versions.conf other than the
-# default) and --backend qemu (the x86_64 reference kernel) are built here
-# on first use (make says how long), a cache hit afterwards.
-prev= kernel=${BPFUML_KERNEL-} qemu=
+# --kernel V, --kernels V,W|all (kernels of kernel-patches/versions.conf)
+# and --backend qemu (the x86_64 reference kernel) are built here on first
+# use (make says how long), a cache hit afterwards.
+prev= kernel=${BPFUML_KERNEL-} kernels= qemu=
 for a in "$@"; do
 	[ "$a" = -- ] && break
 	case $prev/$a in
 	*/--kernel=*) kernel=${a#--kernel=} ;;
 	--kernel/*) kernel=$a ;;
+	*/--kernels=*) kernels=${a#--kernels=} ;;
+	--kernels/*) kernels=$a ;;
 	*/--backend=qemu | --backend/qemu) qemu=1 ;;
 	esac
 	prev=$a
 done
-# Only a version versions.conf has: the harness explains any other.
-known=
-if [ -n "$kernel" ] && [ ! -e "$top/build/kernels/$kernel/kernel/linux" ]; then
-	while read -r v _; do [ "$v" = "$kernel" ] && known=1; done <"$top/kernel-patches/versions.conf"
-fi
-if [ -n "$known" ] && ! make -C "$top" --no-print-directory -s kernel KERNEL="$kernel" >&2; then
-	echo "run.sh: building kernel $kernel failed (above); run 'make kernel KERNEL=$kernel V=1'" >&2
-	exit 3
-fi
+# Each one versions.conf has and build/kernels/ lacks: the harness explains
+# any other.
+while read -r v _; do
+	case $v in '' | '#'*) continue ;; esac
+	case ",$kernel,$kernels," in *",$v,"* | *,all,*) ;; *) continue ;; esac
+	[ -e "$top/build/kernels/$v/kernel/linux" ] && continue
+	if ! make -C "$top" --no-print-directory -s kernel KERNEL="$v" >&2; then
+		echo "run.sh: building kernel $v failed (above); run 'make kernel KERNEL=$v V=1'" >&2
+		exit 3
+	fi
+done <"$top/kernel-patches/versions.conf"
 if [ -n "$qemu" ] && ! make -C "$top" --no-print-directory -s qemu-kernel ${kernel:+KERNEL="$kernel"} >&2; then
 	echo "run.sh: building the x86_64 reference kernel failed (above); run 'make qemu-kernel${kernel:+ KERNEL=$kernel} V=1'" >&2
 	exit 3

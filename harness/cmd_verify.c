@@ -17,6 +17,7 @@
 #include "options.h"
 #include "summary.h"
 #include "term.h"
+#include "verify_matrix.h"
 #include "watch.h"
 
 /* One line per program the kernel did not accept, in compiler style. */
@@ -362,6 +363,7 @@ int cmd_verify(int argc, char **argv)
 	struct session s;
 	const char *guest_error;
 	struct ci_reports ci = { 0 };
+	const char *kernels = NULL;
 	char name[32];
 	int c, code, nr_files, i;
 
@@ -375,6 +377,7 @@ int cmd_verify(int argc, char **argv)
 		{ "junit", required_argument, NULL, 'J' },
 		{ "sarif", required_argument, NULL, 'R' },
 		{ "mem", required_argument, NULL, 'M' },
+		{ "kernels", required_argument, NULL, 'K' },
 		{ 0 },
 	};
 	while ((c = getopt_long(argc, argv, "p:G:", longopts, NULL)) != -1) {
@@ -386,6 +389,10 @@ int cmd_verify(int argc, char **argv)
 		}
 		if (c == 'F') {
 			no_fixups = true;
+			continue;
+		}
+		if (c == 'K') {
+			kernels = optarg;
 			continue;
 		}
 		if (c == 'S' || c == 'J' || c == 'R') {
@@ -418,6 +425,15 @@ int cmd_verify(int argc, char **argv)
 		}
 	}
 	common_finish(&opts);
+	if (kernels) {
+		json_object_put(wanted);
+		json_object_put(targets);
+		json_object_put(globals);
+		if (ci.summary || ci.junit || ci.sarif)
+			return fail(&opts, EXIT_USAGE, "usage", "--summary, --junit and --sarif are for one "
+				    "kernel: not with --kernels (--format sarif prints every kernel's)");
+		return verify_matrix(&opts, kernels, argc, argv);
+	}
 	/* Found unwritable after the boot, the run would be lost. */
 	code = ci.summary ? report_file_check(&opts, "--summary", ci.summary) : EXIT_OK;
 	if (code == EXIT_OK && ci.junit)

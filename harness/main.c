@@ -13,7 +13,7 @@
 #include "watch.h"
 
 static const struct command commands[] = {
-	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE] [--sarif FILE] [--mem MB] [--watch]",
+	{ "verify", cmd_verify, "verify FILE... [--prog NAME]... [--log-level 1|2] [--cflags FLAGS] [--no-fixups] [--attach-target PROG=FUNC]... [--set-global NAME=VALUE]... [--summary FILE] [--junit FILE] [--sarif FILE] [--mem MB] [--watch] [--kernels V,W|all]",
 	  "Load every BPF program of FILE (a .bpf.o, or a .bpf.c compiled with clang-19\n"
 	  "against the UML kernel's vmlinux.h) in a UML guest (or, with --backend qemu,\n"
 	  "the x86_64 reference kernel under QEMU) and report, per program:\n"
@@ -47,7 +47,14 @@ static const struct command commands[] = {
 	  "includes), through a warm guest (a `bpfuml serve` of its own, or --server's);\n"
 	  "after each pass a line on stderr says which verdicts changed since the\n"
 	  "last.  It runs until interrupted (exit 130); --json gives a document per\n"
-	  "pass." },
+	  "pass.\n"
+	  "--kernels 7.3,7.2 (or all: every kernel of kernel-patches/versions.conf)\n"
+	  "verifies on each of those kernels, as many guests at once as there are\n"
+	  "CPUs, and prints a matrix, program x kernel (accepted / rejected / not\n"
+	  "loaded / refused after verification), then each failure's first error;\n"
+	  "--json gives {\"kernels\": [{\"kernel\", \"exit_code\", \"result\": that\n"
+	  "kernel's verify document}]}, gcc, github and SARIF output name the kernel\n"
+	  "in each message.  Exit 1 when any kernel rejects a program." },
 	{ "run", cmd_run, "run FILE --prog NAME [--data-in F] [--ctx-in F] [--data-out F] [--repeat N] [--attach] [--watch]",
 	  "Load program NAME of FILE and run it with BPF_PROG_TEST_RUN.  Prints the\n"
 	  "return value, duration, data_out (saved to --data-out F if given) and the\n"

@@ -4,6 +4,7 @@
 # here (build/kernels/VERSION); the others are named with the command that
 # builds them.  No test here builds a kernel.
 
+import json
 import os
 import shutil
 import subprocess
@@ -140,3 +141,54 @@ def each_built_kernel_verifies_and_runs():
                                          os.path.join(PROGS, 'accepted.bpf.o'))
             check(code == EXIT_OK, f'{version} {mode} run: exit {code}: {doc.get("error")}')
     check_no_leftovers()
+
+
+@test
+def verify_kernels_prints_a_matrix():
+    # --kernels: one verify per kernel, combined.  With the default alone
+    # (every machine has it) and with every kernel built here.
+    kernels = [default_kernel()] + [v for v, _ in built_other_kernels()]
+    rejected = os.path.join(PROGS, 'rejected.bpf.o')
+    accepted = os.path.join(PROGS, 'accepted.bpf.o')
+    code, out, err = bpfuml('verify', '--kernels', ','.join(kernels), rejected, accepted)
+    check(code == EXIT_REJECTED, f'exit {code}: {out}{err}')
+    lines = out.splitlines()
+    header = next((l for l in lines if l.startswith(rejected)), '')
+    check(header.split()[1:] == kernels, f'matrix header {header!r}, want the kernels {kernels}:\n{out}')
+    row = next((l for l in lines if l.split()[:1] == ['unchecked_lookup']), '')
+    check(row.split()[1:] == ['rejected'] * len(kernels), f'row {row!r}:\n{out}')
+    row = next((l for l in lines if l.split()[:1] == ['pass_all']), '')
+    check(row.split()[1:] == ['accepted'] * len(kernels), f'row {row!r}:\n{out}')
+    for k in kernels:
+        check(f"unchecked_lookup on {k}: rejected: R0 invalid mem access 'map_value_or_null'" in out,
+              f'no first error for {k}:\n{out}')
+    # JSON: each kernel's whole verify document.
+    code, doc, err = bpfuml_json('verify', '--kernels', ','.join(kernels), rejected)
+    check(code == EXIT_REJECTED and doc['schema'] == 'bpfuml-verify-matrix/1' and doc['exit_code'] == 1,
+          f'exit {code}: {str(doc)[:500]}')
+    check([r['kernel'] for r in doc['kernels']] == kernels, f'kernels {[r["kernel"] for r in doc["kernels"]]}')
+    for r in doc['kernels']:
+        check(r['exit_code'] == EXIT_REJECTED and r['result']['schema'] == 'bpfuml-verify/1'
+              and r['result']['kernel'].startswith(r['kernel'] + '.')
+              and r['result']['programs'][0]['verdict'] == 'rejected', f'{r["kernel"]}: {str(r)[:500]}')
+    # gcc and SARIF name the kernel in each message.
+    code, out, err = bpfuml('verify', '--kernels', ','.join(kernels), '--format', 'gcc', rejected)
+    for k in kernels:
+        check(f'rejected.bpf.c:20:9: error: [kernel {k}] Register Type Safety' in out, f'gcc, {k}:\n{out}')
+    code, out, err = bpfuml('verify', '--kernels', ','.join(kernels), '--format', 'sarif', rejected)
+    runs = json.loads(out)['runs']
+    check([r['properties']['kernel'] for r in runs] == kernels
+          and all(r['results'][0]['message']['text'].startswith(f'[kernel {r["properties"]["kernel"]}] ')
+                  for r in runs), f'SARIF runs: {out[:1500]}')
+    check_no_leftovers()
+
+
+@test
+def verify_kernels_refuses_what_it_cannot_do():
+    obj = os.path.join(PROGS, 'accepted.bpf.o')
+    for args, want in ((['--kernels', '4.19'], 'no kernel 4.19'),
+                       (['--kernels', default_kernel(), '--kernel', default_kernel()], 'give one'),
+                       (['--kernels', f'{default_kernel()},{default_kernel()}'], 'twice'),
+                       (['--kernels', default_kernel(), '--junit', '/dev/null'], 'not with --kernels')):
+        code, out, err = bpfuml('verify', *args, obj)
+        check(code == EXIT_USAGE and want in err, f'{args}: exit {code}: {out}{err}')

@@ -13,8 +13,10 @@ the job sent -> its answer), plus the host's own overhead (the rest).  A
 benchmark, not a test: it asserts nothing.
 
 usage: tests/bench/verify_speed.py [-n RUNS] [--qemu-runs N] [--backends uml,uml-jit,warm,qemu]
-                                   [--json] [OBJECT]
+                                   [--kernel VERSION] [--json] [OBJECT]
   The qemu backend is measured when its kernel is built (make qemu-kernel).
+  --kernel: every guest boots that kernel of kernel-patches/versions.conf
+  (built first: make kernel KERNEL=VERSION).
 """
 import argparse
 import json
@@ -40,6 +42,7 @@ def percentile(values, p):
 
 
 PHASES = ('total', 'boot', 'job', 'shutdown', 'guest', 'host')
+KERNEL = []     # ['--kernel', VERSION] for every bpfuml command (--kernel)
 
 
 def measure(bpfuml, backend, obj, runs, server=None):
@@ -50,7 +53,7 @@ def measure(bpfuml, backend, obj, runs, server=None):
         ['--backend', 'uml', '--jit'] if backend == 'uml-jit' else ['--backend', backend]
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run([bpfuml, 'verify', '--json', *where, obj],
+        proc = subprocess.run([bpfuml, 'verify', '--json', *KERNEL, *where, obj],
                               capture_output=True, text=True)
         total = (time.perf_counter() - start) * 1000
         if proc.returncode not in (0, 1):
@@ -76,7 +79,7 @@ def measure_warm(bpfuml, obj, runs):
     scratch = tempfile.mkdtemp(prefix='verify_speed.')
     os.chmod(scratch, 0o700)
     sock = os.path.join(scratch, 'serve.sock')
-    server = subprocess.Popen([bpfuml, 'serve', '--socket', sock], stdout=subprocess.PIPE,
+    server = subprocess.Popen([bpfuml, 'serve', *KERNEL, '--socket', sock], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
         sel = selectors.DefaultSelector()
@@ -97,7 +100,7 @@ def measure_watch(bpfuml, source, runs):
     scratch = tempfile.mkdtemp(prefix='verify_speed.')
     copy = os.path.join(scratch, os.path.basename(source))
     shutil.copy(source, copy)
-    watcher = subprocess.Popen([bpfuml, 'verify', '--watch', copy], stdout=subprocess.DEVNULL,
+    watcher = subprocess.Popen([bpfuml, 'verify', *KERNEL, '--watch', copy], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     pending = [b'']     # what was read past the last whole line
 
@@ -144,16 +147,22 @@ def main():
                          '(verify --watch: save to verdict of --source), qemu (cold, x86_64)')
     ap.add_argument('--source', default=os.path.join(TOP, 'tests', 'progs', 'accepted.bpf.c'),
                     help='the .bpf.c that watch edits (a copy of it)')
+    ap.add_argument('--kernel', help='boot this kernel of kernel-patches/versions.conf (default: the default)')
     ap.add_argument('--json', action='store_true', help='print the figures as JSON')
     ap.add_argument('--bpfuml', default=os.path.join(TOP, 'build', 'bin', 'bpfuml'))
     ap.add_argument('object', nargs='?',
                     default=os.path.join(TOP, 'build', 'tests', 'progs', 'accepted.bpf.o'))
     args = ap.parse_args()
+    if args.kernel:
+        KERNEL.extend(['--kernel', args.kernel])
+    qemu_kernel = os.path.join(TOP, 'build', *(('kernels', f'{args.kernel}-qemu') if args.kernel else ('qemu',)),
+                               'bzImage')
 
     results, notes = {}, []
     for backend in args.backends.split(','):
-        if backend == 'qemu' and not os.path.exists(os.path.join(TOP, 'build', 'qemu', 'bzImage')):
-            notes.append('qemu: not measured, its kernel is not built (make qemu-kernel)')
+        if backend == 'qemu' and not os.path.exists(qemu_kernel):
+            notes.append('qemu: not measured, its kernel is not built (make qemu-kernel'
+                         + (f' KERNEL={args.kernel})' if args.kernel else ')'))
             continue
         if backend == 'watch':
             results[backend] = measure_watch(args.bpfuml, args.source, args.runs)
@@ -164,9 +173,11 @@ def main():
         results[backend] = measure(args.bpfuml, backend, args.object,
                                    args.qemu_runs if backend == 'qemu' else args.runs)
     if args.json:
-        print(json.dumps({'object': args.object, 'backends': results, 'notes': notes}, indent=2))
+        print(json.dumps({'object': args.object, 'kernel': args.kernel, 'backends': results, 'notes': notes},
+                         indent=2))
         return
-    print(f'verify of {os.path.relpath(args.object)} (ms): cold per backend, warm through bpfuml serve')
+    print(f'verify of {os.path.relpath(args.object)} (ms)' + (f' on kernel {args.kernel}' if args.kernel else '')
+          + ': cold per backend, warm through bpfuml serve')
     print(f'{"phase":<10}' + ''.join(f'{b + " median":>14}{b + " p90":>11}' for b in results))
 
     def cell(r, name):
