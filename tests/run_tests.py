@@ -163,13 +163,14 @@ def run_one(t):
 def main(argv):
     build = argv[1] if len(argv) > 1 and not argv[1].startswith('-') else os.path.join(TOP, 'build')
     only = argv[argv.index('-k') + 1] if '-k' in argv else None
+    area = argv[argv.index('--area') + 1] if '--area' in argv else None
     testlib.setup(build)
     import_areas()
     testlib.BASELINE_DIRS.update(guest_leftovers()[1])
     passed = failed = skipped = 0
-    if not only or only in 'unit':
+    if not area and (not only or only in 'unit'):
         passed, failed = unit_tests()
-    if not only or only in 'rhash/' or only.startswith('rhash/'):
+    if not area and (not only or only in 'rhash/' or only.startswith('rhash/')):
         p, f, s = rhash_suite(only[len('rhash/'):] if only and only.startswith('rhash/') else None)
         passed, failed, skipped = passed + p, failed + f, skipped + s
     run_qemu = qemu_tests_wanted()
@@ -179,6 +180,8 @@ def main(argv):
         print(f'note: --backend qemu tests left out: {why}')
     for t in testlib.TESTS:
         if only and only not in t.name:
+            continue
+        if area and getattr(t.run, 'func', t.run).__module__ != f'areas.{area}':
             continue
         if t.qemu and not run_qemu:
             continue
