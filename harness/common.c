@@ -280,7 +280,7 @@ int guest_can_boot(const struct session *s, const struct bpfuml_paths *paths,
 			    paths->kernel_is_default ? "" : " KERNEL=", paths->kernel_is_default ? "" : paths->kernel_version);
 	if (strcmp(opts->backend, "qemu") && !paths->kernel_is_default && access(paths->kernel, X_OK))
 		return fail(opts, EXIT_INFRA, "infrastructure",
-			    "kernel %s is not built (%s); run `make kernel KERNEL=%s` (~20 min once) or use "
+			    "kernel %s is not built (%s); run `make kernel KERNEL=%s` (~15 min once) or use "
 			    "./run.sh, which builds it", paths->kernel_version, paths->kernel, paths->kernel_version);
 	if ((strcmp(opts->backend, "qemu") && access(paths->kernel, X_OK)) || access(paths->agent, X_OK))
 		return fail(opts, EXIT_INFRA, "infrastructure",
