@@ -27,6 +27,9 @@ usage: tests/upstream/corpus.py [--objects DIR] [--sample N | --shard I/N]
                   later --uml-json (e.g. while the reference kernel builds)
   --jit           UML runs BPF with x86_64's JIT (`verify --jit`), as the
                   reference does; by default UML interprets
+  --kernel V      compare kernel V of kernel-patches/versions.conf on both
+                  sides (UML `--kernel V` against `--backend qemu --kernel
+                  V`); the objects stay the same, as a user's would
 """
 import argparse
 import collections
@@ -164,6 +167,7 @@ def main():
     ap.add_argument('--uml-json')
     ap.add_argument('--uml-only', action='store_true')
     ap.add_argument('--jit', action='store_true')
+    ap.add_argument('--kernel')
     ap.add_argument('--chunk', type=int, default=40)
     ap.add_argument('--timeout', type=int, default=900)
     ap.add_argument('--json', help='write every outcome and difference to this file')
@@ -178,13 +182,14 @@ def main():
     if not objects:
         sys.exit(f'corpus: no .bpf.o under {args.objects}; run `make corpus` or give --objects')
     objects = pick(objects, args.sample, args.shard)
+    kernel = ('--kernel', args.kernel) if args.kernel else ()
     print(f'corpus: {len(objects)} objects from {args.objects}', file=sys.stderr)
 
     if args.uml_json:
         uml, uml_s = load_side(args.uml_json, 'uml')
     else:
         uml, uml_s = verify_all(os.path.abspath(args.uml_build), 'uml', objects, args.chunk,
-                                args.timeout, 'uml', ('--jit',) if args.jit else ())
+                                args.timeout, 'uml', (('--jit',) if args.jit else ()) + kernel)
     if args.uml_only:
         with open(args.json, 'w') as f:
             json.dump({'objects': len(objects), 'uml_seconds': uml_s, 'uml': keyed(uml)}, f, indent=1)
@@ -193,7 +198,7 @@ def main():
     if args.reference_json:
         ref, ref_s = load_side(args.reference_json, 'reference')
     else:
-        ref, ref_s = verify_all(BUILD, 'qemu', objects, args.chunk, args.timeout, 'x86_64')
+        ref, ref_s = verify_all(BUILD, 'qemu', objects, args.chunk, args.timeout, 'x86_64', kernel)
 
     names = {object_name(o) for o in objects}
     keys = sorted(k for k in set(uml) | set(ref) if k[0] in names)
