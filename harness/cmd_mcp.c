@@ -405,8 +405,9 @@ static json_object *site(json_object *at)
 }
 
 /* Each program's verdict with its report first, for an agent to read:
- * category, problem, reason, where (At), the causal path, the suggestion. */
-static void add_reports(json_object *reports, json_object *file_doc)
+ * category, problem, reason, where (At), the causal path, the suggestion;
+ * KERNEL: the kernel of a --kernels row, or NULL. */
+static void add_reports(json_object *reports, json_object *file_doc, const char *kernel)
 {
 	json_object *progs = json_member(file_doc, "programs");
 
@@ -415,6 +416,8 @@ static void add_reports(json_object *reports, json_object *file_doc)
 		json_object *r = json_object_array_get_idx(json_member(json_member(p, "diagnostics"), "reports"), 0);
 		json_object *events = json_member(json_member(r, "causal_path"), "events"), *path;
 
+		if (kernel)
+			json_object_object_add(o, "kernel", json_object_new_string(kernel));
 		json_object_object_add(o, "file", copy_of(json_member(file_doc, "file")));
 		json_object_object_add(o, "program", copy_of(json_member(p, "name")));
 		json_object_object_add(o, "verdict", copy_of(json_member(p, "verdict")));
@@ -445,7 +448,10 @@ static void summarize(char **text, size_t *len, json_object *reports)
 		if (loc)
 			snprintf(where, sizeof(where), " at %s:%d:%d", json_object_get_string(json_member(loc, "file")) ?: "?",
 				 json_object_get_int(json_member(loc, "line")), json_object_get_int(json_member(loc, "column")));
-		if (asprintf(&line, "%s %s: %s%s%s%s%s%s%s%s\n", json_object_get_string(json_member(r, "file")),
+		if (asprintf(&line, "%s%s%s%s %s: %s%s%s%s%s%s%s%s\n",
+			     json_member(r, "kernel") ? "[kernel " : "",
+			     json_member(r, "kernel") ? json_object_get_string(json_member(r, "kernel")) : "",
+			     json_member(r, "kernel") ? "] " : "", json_object_get_string(json_member(r, "file")),
 			     json_object_get_string(json_member(r, "program")), json_object_get_string(json_member(r, "verdict")),
 			     json_member(r, "category") ? " - " : "", json_member(r, "category") ? json_object_get_string(json_member(r, "category")) : "",
 			     json_member(r, "problem") ? ": " : "", json_member(r, "problem") ? json_object_get_string(json_member(r, "problem")) : "",
@@ -481,13 +487,21 @@ static json_object *tool_result(const char *tool, const struct outcome *o)
 		doc = NULL;
 	}
 	if (doc && !strcmp(tool, "verify") && !json_member(doc, "error")) {
-		json_object *reports = json_object_new_array(), *files = json_member(doc, "files");
+		json_object *reports = json_object_new_array(), *kernels = json_member(doc, "kernels");
+		size_t nr = kernels ? json_object_array_length(kernels) : 1;
 
-		if (files)
-			for (size_t i = 0; i < json_object_array_length(files); i++)
-				add_reports(reports, json_object_array_get_idx(files, i));
-		else
-			add_reports(reports, doc);
+		/* One verify document, or (--kernels) one per kernel. */
+		for (size_t k = 0; k < nr; k++) {
+			json_object *row = kernels ? json_object_array_get_idx(kernels, k) : NULL;
+			json_object *kdoc = row ? json_member(row, "result") : doc, *files = json_member(kdoc, "files");
+			const char *kernel = row ? json_object_get_string(json_member(row, "kernel")) : NULL;
+
+			if (files)
+				for (size_t i = 0; i < json_object_array_length(files); i++)
+					add_reports(reports, json_object_array_get_idx(files, i), kernel);
+			else
+				add_reports(reports, kdoc, kernel);
+		}
 		summarize(&text, &len, reports);
 		structured = json_object_new_object();
 		json_object_object_add(structured, "reports", reports);
@@ -549,10 +563,11 @@ static json_object *tools_list(void)
 		  "\"programs\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"only these programs\"},"
 		  "\"log_level\":{\"type\":\"integer\",\"enum\":[1,2]},"
 		  "\"cflags\":{\"type\":\"string\",\"description\":\"extra clang flags for a source\"},"
-		  "\"set_globals\":{\"type\":\"object\",\"additionalProperties\":{\"type\":[\"string\",\"integer\",\"boolean\"]},\"description\":\"const volatile globals set before load, as a skeleton does\"}},"
+		  "\"set_globals\":{\"type\":\"object\",\"additionalProperties\":{\"type\":[\"string\",\"integer\",\"boolean\"]},\"description\":\"const volatile globals set before load, as a skeleton does\"},"
+		  "\"kernels\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"verify on each of these kernels (e.g. [\\\"7.3\\\",\\\"7.2\\\"], or [\\\"all\\\"]); each report then names its kernel. Default: the default kernel alone, in the warm guest\"}},"
 		  "\"oneOf\":[{\"required\":[\"path\"]},{\"required\":[\"source\"]}]}",
 		  "{\"type\":\"object\",\"properties\":{\"reports\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
-		  "\"properties\":{\"file\":{\"type\":\"string\"},\"program\":{\"type\":\"string\"},\"verdict\":{\"type\":\"string\"},"
+		  "\"properties\":{\"kernel\":{\"type\":\"string\"},\"file\":{\"type\":\"string\"},\"program\":{\"type\":\"string\"},\"verdict\":{\"type\":\"string\"},"
 		  "\"category\":{\"type\":[\"string\",\"null\"]},\"problem\":{\"type\":[\"string\",\"null\"]},\"reason\":{\"type\":[\"string\",\"null\"]},"
 		  "\"at\":{\"type\":[\"object\",\"null\"]},\"causal_path\":{\"type\":\"array\"},\"suggestion\":{\"type\":[\"string\",\"null\"]}}}}},"
 		  "\"required\":[\"reports\"]}" },
@@ -692,6 +707,18 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 				free(pair);
 			}
 		}
+		if (json_object_object_get_ex(args, "kernels", &v) && json_object_is_type(v, json_type_array)) {
+			char list[256] = "";
+			size_t used = 0;
+
+			for (size_t i = 0; i < json_object_array_length(v) && used < sizeof(list); i++)
+				used += snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
+						 json_object_get_string(json_object_array_get_idx(v, i)));
+			if (!used || used >= sizeof(list))
+				return "\"kernels\" is a short list of kernel versions such as [\"7.3\", \"7.2\"]";
+			arg(a, "--kernels");
+			arg(a, list);
+		}
 		arg(a, "--");
 		arg(a, path);
 		want_server(m);
@@ -732,6 +759,18 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 		}
 		if (json_object_object_get_ex(args, "attach", &v) && json_object_get_boolean(v))
 			arg(a, "--attach");
+		if (json_object_object_get_ex(args, "kernels", &v) && json_object_is_type(v, json_type_array)) {
+			char list[256] = "";
+			size_t used = 0;
+
+			for (size_t i = 0; i < json_object_array_length(v) && used < sizeof(list); i++)
+				used += snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
+						 json_object_get_string(json_object_array_get_idx(v, i)));
+			if (!used || used >= sizeof(list))
+				return "\"kernels\" is a short list of kernel versions such as [\"7.3\", \"7.2\"]";
+			arg(a, "--kernels");
+			arg(a, list);
+		}
 		arg(a, "--");
 		arg(a, path);
 		want_server(m);

@@ -8,7 +8,7 @@ import select
 import subprocess
 import time
 
-from testlib import (BPFUML, SRC_PROGS, Failure, check, check_no_leftovers, fake_selftests_build_dir, test)
+from testlib import (BPFUML, BUILD, SRC_PROGS, Failure, check, check_no_leftovers, fake_selftests_build_dir, test)
 
 MODERN = {'io.modelcontextprotocol/protocolVersion': '2026-07-28',
           'io.modelcontextprotocol/clientCapabilities': {}}
@@ -105,6 +105,16 @@ def mcp_session_verifies_inline_sources_and_files():
     client.proc.stdin.write(b'{not json\n')
     client.proc.stdin.flush()
     check(client.message().get('error', {}).get('code') == -32700, 'parse error')
+    # On several kernels (verify --kernels): each report names its kernel.
+    kernels = sorted(os.listdir(os.path.join(BUILD, 'kernels')))
+    kernels = [k for k in kernels if not k.endswith('-qemu')]
+    result = call(client, 'verify', {'source': buggy, 'name': 'buggy.bpf.c', 'kernels': kernels})
+    reports = result['structuredContent']['reports']
+    check(not result['isError'] and sorted(r['kernel'] for r in reports) == kernels
+          and all(r['verdict'] == 'rejected' for r in reports)
+          and result['structuredContent']['schema'] == 'bpfuml-verify-matrix/1', f'{result["structuredContent"]}')
+    check(all(f'[kernel {k}] buggy.bpf.c unchecked_lookup: rejected' in result['content'][0]['text']
+              for k in kernels), f'{result["content"][0]["text"]}')
     # parse_log needs no guest.
     result = call(client, 'parse_log', {'log': 'R1 invalid mem access \'scalar\'\nprocessed 3 insns\n'})
     check(not result['isError'] and result['structuredContent']['schema'].startswith('bpfuml-'), f'{result}')
