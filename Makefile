@@ -7,11 +7,13 @@
 
 # Kernels: kernel-patches/versions.conf, whose first line is the default.
 # KERNEL=7.2 (or BPFUML_KERNEL, as the harness reads it) builds that kernel
-# too; every kernel built before (build/kernels/VERSION) is kept current.
+# too; every kernel built before (build/kernels/VERSION) is kept current, and
+# one the cache holds for this checkout is linked (no build).
 # KERNEL_SRC, KERNEL_DEB, KERNEL_PACKAGE and KERNEL_VERSION apply to KERNEL
 # (the default when KERNEL is not set).
 KERNEL ?= $(BPFUML_KERNEL)
-DEFAULT_KERNEL := $(shell awk '!/^\#/ && NF {print $$1; exit}' kernel-patches/versions.conf)
+ALL_KERNELS := $(shell awk '!/^\#/ && NF {print $$1}' kernel-patches/versions.conf)
+DEFAULT_KERNEL := $(firstword $(ALL_KERNELS))
 OTHER_KERNELS = $(filter-out $(DEFAULT_KERNEL) %-qemu,$(sort $(KERNEL) $(notdir $(wildcard $(B)/kernels/*))))
 # The source overrides reach only the kernel they are meant for.
 for_kernel = $(if $(filter $(1),$(or $(KERNEL),$(DEFAULT_KERNEL))),,KERNEL_SRC= KERNEL_DEB= KERNEL_PACKAGE= KERNEL_VERSION=)
@@ -82,6 +84,7 @@ kernel $(KERNEL_OUTPUTS) &: FORCE
 	$(Q)scripts/deps.sh
 	$(Q)$(call for_kernel,$(DEFAULT_KERNEL)) KERNEL=$(DEFAULT_KERNEL) BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh
 	$(Q)$(foreach k,$(OTHER_KERNELS),$(call for_kernel,$(k)) KERNEL=$(k) BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh &&) true
+	$(Q)$(foreach k,$(filter-out $(DEFAULT_KERNEL) $(OTHER_KERNELS),$(ALL_KERNELS)),$(call for_kernel,$(k)) KERNEL=$(k) BUILD_DIR="$(CURDIR)/$(B)" scripts/build-kernel.sh cached &&) true
 
 # The kernel's cache key, computed without the source (a CI cache's key).
 kernel-key:
@@ -285,7 +288,6 @@ test: all kselftest-build fuzz-build asan
 # and each one's x86_64 reference, building what is missing first (first
 # builds: ~13-17 min per UML kernel, ~20 min per reference on 2 cores).
 # `make test` runs the same tests with the kernels already built.
-ALL_KERNELS = $(shell awk '!/^\#/ && NF {print $$1}' kernel-patches/versions.conf)
 test-kernels: all
 	$(Q)$(foreach k,$(ALL_KERNELS),$(MAKE) --no-print-directory kernel qemu-kernel KERNEL=$(k) &&) true
 	$(Q)python3 tests/run_tests.py $(B) --area kernels

@@ -9,6 +9,8 @@
 #                                    (`make qemu-kernel`)
 #   scripts/build-kernel.sh prune    only remove old artifacts (both kinds, each
 #                                    kernel), as every build does at its end
+#   scripts/build-kernel.sh cached   link the UML kernel when the cache has it
+#                                    for this checkout's key; build nothing
 #   scripts/build-kernel.sh key      print the UML artifact's key, computed
 #                                    without fetching or reading the source
 #                                    (`make kernel-key`; a CI cache's key)
@@ -48,8 +50,8 @@ LLVM_STRIP=${LLVM_STRIP:-llvm-strip-19}
 KEEP_ARTIFACTS=${KEEP_ARTIFACTS:-4}
 TARGET=${1:-uml}
 case $TARGET in
-uml | qemu | prune | key) ;;
-*) echo "usage: build-kernel.sh [uml|qemu|prune|key]" >&2; exit 2 ;;
+uml | qemu | prune | key | cached) ;;
+*) echo "usage: build-kernel.sh [uml|qemu|prune|key|cached]" >&2; exit 2 ;;
 esac
 
 . "$top/scripts/cache-dir.sh"
@@ -533,6 +535,11 @@ cached_or_imported() {
 }
 
 main() {
+	if [ "$TARGET" = cached ]; then
+		TARGET=uml
+		cached_or_imported || true
+		return
+	fi
 	if [ "$TARGET" = key ]; then
 		TARGET=uml
 		source_id=$(pinned_source_id)
