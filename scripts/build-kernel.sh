@@ -334,7 +334,7 @@ configure() {
 build_all() {
 	if [ -x "$out/linux" ]; then say KERNEL "rebuilding incrementally (log: $log)"
 	elif is_default_kernel; then say KERNEL "building UML linux $KERNEL with BTF, then libbpf and bpftool (first build ~14 min on 2 cores; log: $log)"
-	else say KERNEL "building UML linux $KERNEL with BTF (first build ~17 min on 2 cores; log: $log)"; fi
+	else say KERNEL "building UML linux $KERNEL with BTF (first build ~13 min on 2 cores; log: $log)"; fi
 	local kv=()
 	[ "$V" = 1 ] && kv=(V=1)
 	run_logged "$log" make -C "$tree" ARCH=um O="$out" -j"$JOBS" "${kv[@]}" all ||

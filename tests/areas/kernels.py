@@ -122,7 +122,8 @@ def kselftest_runs_on_the_default_kernel_only():
 def each_built_kernel_verifies_and_runs():
     # Every other kernel built here: a verify of an accepted and a rejected
     # program gives their verdicts on that kernel (the guest's release says
-    # which booted), and a run runs, in each of its BPF modes.
+    # which booted), and a run runs, in each of its BPF modes; an attach its
+    # UML cannot make says why.
     kernels = built_other_kernels()
     if not kernels:
         raise Skip('no kernel other than the default is built here')
@@ -148,6 +149,14 @@ def each_built_kernel_verifies_and_runs():
                                              os.path.join(PROGS, 'kernel_features.bpf.o'))
             check(code == EXIT_OK and run_globals(doc).get('loops') == 4,
                   f'{version} {mode} run: exit {code}: {doc.get("error")} {doc.get("run")}')
+        if 'jit' in modes:
+            continue
+        # Without the JIT series: no kprobes, no trampolines, said as such.
+        for obj, name, want in (('kprobe_kinds.bpf.o', 'on_nanosleep', 'has no kprobes'),
+                                ('tracing_types.bpf.o', 'fentry_test1', 'has no BPF trampolines')):
+            code, out, err = bpfuml('run', '--kernel', version, '--attach', '--prog', name,
+                                    os.path.join(PROGS, obj))
+            check(code == EXIT_REJECTED and want in out, f'{version} run --attach {name}: exit {code}: {out}{err}')
     check_no_leftovers()
 
 
