@@ -132,19 +132,20 @@ static int run_on_host(struct session *s, const struct bpfuml_paths *paths, json
 static const char *kernel_of(const char *backend, const struct session *s, char *buf, size_t size)
 {
 	json_object *result = s->result;
+	bool jit = !strcmp(s->bpf_mode ?: bpf_mode_default(backend), "jit");
 	struct utsname u;
 
 	if (!strcmp(backend, "host")) {
 		uname(&u);
 		snprintf(buf, size, "host kernel %s %s (JIT as configured on the host)", u.release, u.machine);
 	} else if (!strcmp(backend, "qemu")) {
-		snprintf(buf, size, "x86_64 %s with the BPF JIT under QEMU %s%s",
-			 json_str(result, "kernel") ?: "?", s->accel ?: "?",
+		snprintf(buf, size, "x86_64 %s with the BPF %s under QEMU %s%s",
+			 json_str(result, "kernel") ?: "?", jit ? "JIT" : "interpreter", s->accel ?: "?",
 			 s->accel && !strcmp(s->accel, "kvm") ? "" :
 			 " (emulated: compare the ratios only, not the absolute figures)");
 	} else {
-		snprintf(buf, size, "UML %s (BPF interpreted; kernel C code native)",
-			 json_str(result, "kernel") ?: "?");
+		snprintf(buf, size, "UML %s (BPF %s; kernel C code native)",
+			 json_str(result, "kernel") ?: "?", jit ? "JITed by x86_64's JIT" : "interpreted");
 	}
 	return buf;
 }
