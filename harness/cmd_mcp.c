@@ -759,18 +759,6 @@ static const char *build_call(struct mcp *m, const char *tool, json_object *args
 		}
 		if (json_object_object_get_ex(args, "attach", &v) && json_object_get_boolean(v))
 			arg(a, "--attach");
-		if (json_object_object_get_ex(args, "kernels", &v) && json_object_is_type(v, json_type_array)) {
-			char list[256] = "";
-			size_t used = 0;
-
-			for (size_t i = 0; i < json_object_array_length(v) && used < sizeof(list); i++)
-				used += snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
-						 json_object_get_string(json_object_array_get_idx(v, i)));
-			if (!used || used >= sizeof(list))
-				return "\"kernels\" is a short list of kernel versions such as [\"7.3\", \"7.2\"]";
-			arg(a, "--kernels");
-			arg(a, list);
-		}
 		arg(a, "--");
 		arg(a, path);
 		want_server(m);
